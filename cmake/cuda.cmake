@@ -1,0 +1,27 @@
+# CUDA targets (kernels/, calibrate/) are built when nvcc and NCCL are found, unless MOESIM_CUDA=OFF.
+# MOESIM_CUDA=ON makes a missing toolkit a configuration error with a how-to-fix message.
+set(MOESIM_HAVE_CUDA 0)
+if(NOT MOESIM_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  find_path(MOESIM_NCCL_INCLUDE nccl.h HINTS /usr/local/cuda/include /usr/include ENV NCCL_HOME PATH_SUFFIXES include)
+  find_library(MOESIM_NCCL_LIBRARY nccl HINTS /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu ENV NCCL_HOME PATH_SUFFIXES lib lib64)
+  if(CMAKE_CUDA_COMPILER AND MOESIM_NCCL_INCLUDE AND MOESIM_NCCL_LIBRARY)
+    set(MOESIM_HAVE_CUDA 1)
+  elseif(MOESIM_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "MOESIM_CUDA=ON but the CUDA toolkit (nvcc: ${CMAKE_CUDA_COMPILER}) or NCCL "
+      "(nccl.h: ${MOESIM_NCCL_INCLUDE}, libnccl: ${MOESIM_NCCL_LIBRARY}) was not found. Put nvcc on PATH and set "
+      "NCCL_HOME, or configure with -DMOESIM_CUDA=OFF.")
+  else()
+    message(STATUS "moesim: CUDA toolkit or NCCL not found; kernels/ and calibrate/ are skipped")
+  endif()
+endif()
+if(MOESIM_HAVE_CUDA)
+  message(STATUS "moesim: building CUDA targets (nvcc ${CMAKE_CUDA_COMPILER}, NCCL ${MOESIM_NCCL_LIBRARY})")
+  if(EXISTS ${PROJECT_SOURCE_DIR}/kernels/CMakeLists.txt)
+    add_subdirectory(kernels)
+  endif()
+  if(EXISTS ${PROJECT_SOURCE_DIR}/calibrate/CMakeLists.txt)
+    add_subdirectory(calibrate)
+  endif()
+endif()

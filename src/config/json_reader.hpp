@@ -1,0 +1,82 @@
+#pragma once
+// Strict reading of JSON objects: every key must be known, every value of the right type and range,
+// and every error names the JSON path, the value found, the rule and the allowed values. All loaders
+// of config/ (scenario, model, HF config.json, GPU and system presets) are written with it.
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace moesim::config {
+
+using Json = nlohmann::json;
+
+/// Parses JSON text. Malformed text → InputError "malformed JSON: ... (line L, column C)" with `file`.
+[[nodiscard]] Json parse_json_text(const std::string& text, const std::string& file);
+/// Reads and parses a file (missing file, unreadable, malformed → InputError naming the file).
+[[nodiscard]] Json load_json_file(const std::string& path);
+
+/// Compact text of a JSON value for messages, cut to about 60 characters.
+[[nodiscard]] std::string describe_value(const Json& v);
+/// "an integer", "a string", ... for "expected X, got Y" messages.
+[[nodiscard]] std::string describe_type(const Json& v);
+
+/// Inclusive bounds of an integer field. The upper bounds keep absurd inputs (10^12 GPUs) from
+/// reaching any allocation.
+struct IntRange {
+  std::int64_t min = 1;
+  std::int64_t max = std::numeric_limits<std::int32_t>::max();
+};
+
+struct NumberRange {
+  double min = 0;
+  double max = std::numeric_limits<double>::max();
+  bool min_exclusive = false;  ///< true: value must be > min
+};
+
+/// One JSON object read strictly. The constructor checks that `value` is an object and that every key
+/// is in `allowed_keys` (else InputError "unknown key 'k'" listing the allowed keys). Getters mark
+/// nothing; they only convert, so reading order does not matter.
+class ObjectReader {
+ public:
+  ObjectReader(const Json& value, std::string path, std::vector<std::string> allowed_keys);
+
+  [[nodiscard]] bool has(std::string_view key) const;
+  /// Raw access; nullptr when absent.
+  [[nodiscard]] const Json* get(std::string_view key) const;
+  /// "/parallel/tp" for key "tp" under "/parallel".
+  [[nodiscard]] std::string path_of(std::string_view key) const;
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+  [[nodiscard]] std::int64_t require_int(std::string_view key, IntRange range = {}) const;
+  [[nodiscard]] std::optional<std::int64_t> optional_int(std::string_view key, IntRange range = {}) const;
+  [[nodiscard]] std::int64_t get_int(std::string_view key, std::int64_t fallback, IntRange range = {}) const;
+
+  [[nodiscard]] double require_number(std::string_view key, NumberRange range = {}) const;
+  [[nodiscard]] std::optional<double> optional_number(std::string_view key, NumberRange range = {}) const;
+  [[nodiscard]] double get_number(std::string_view key, double fallback, NumberRange range = {}) const;
+
+  [[nodiscard]] bool get_bool(std::string_view key, bool fallback) const;
+  [[nodiscard]] std::optional<bool> optional_bool(std::string_view key) const;
+
+  [[nodiscard]] std::string require_string(std::string_view key) const;
+  [[nodiscard]] std::string get_string(std::string_view key, std::string fallback) const;
+  /// A string that must be one of `allowed`.
+  [[nodiscard]] std::string get_enum(std::string_view key, std::string fallback,
+                                     const std::vector<std::string>& allowed) const;
+
+ private:
+  const Json& value_;
+  std::string path_;
+};
+
+/// Converts a JSON value to an integer in range, or throws naming `path`.
+[[nodiscard]] std::int64_t to_int(const Json& v, const std::string& path, IntRange range = {});
+[[nodiscard]] double to_number(const Json& v, const std::string& path, NumberRange range = {});
+
+}  // namespace moesim::config

@@ -1,0 +1,25 @@
+#pragma once
+// Training precisions, with Megatron/Transformer Engine names.
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace moesim {
+
+enum class Precision { kBf16, kFp16, kFp8, kFp8Blockwise, kMxfp8, kNvfp4 };
+
+inline constexpr std::array<Precision, 6> kAllPrecisions{Precision::kBf16, Precision::kFp16, Precision::kFp8,
+                                                         Precision::kFp8Blockwise, Precision::kMxfp8, Precision::kNvfp4};
+
+/// Scenario spelling: "bf16", "fp16", "fp8" (per-tensor current/delayed scaling), "fp8-blockwise"
+/// (DeepSeek-style 1x128 / 128x128), "mxfp8" (1x32 E8M0 scales, Blackwell), "nvfp4" (Blackwell).
+[[nodiscard]] std::string_view to_string(Precision p);
+[[nodiscard]] std::optional<Precision> precision_from_string(std::string_view s);
+/// "bf16, fp16, fp8, fp8-blockwise, mxfp8, nvfp4"
+[[nodiscard]] std::string all_precision_names();
+
+/// Bytes of one GEMM operand element in this precision (scales excluded).
+[[nodiscard]] double gemm_operand_bytes(Precision p);
+
+}  // namespace moesim

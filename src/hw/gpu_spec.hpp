@@ -1,0 +1,40 @@
+#pragma once
+// Datasheet and microbenchmark figures of one GPU type. Presets live in src/hw/gpus/*.json, every
+// figure with its source; config/ loads them.
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/precision.hpp"
+#include "core/units.hpp"
+
+namespace moesim::hw {
+
+struct GpuSpec {
+  std::string name;          ///< preset name: "h100-sxm"
+  std::string display_name;  ///< "NVIDIA H100 SXM5 80GB"
+  std::string architecture;  ///< "ampere", "hopper", "blackwell"
+  /// Dense (no sparsity) tensor-core peak per precision; a precision absent here is unsupported.
+  std::map<Precision, FlopsPerSecond> dense_peak;
+  Bytes hbm_capacity;               ///< usable HBM per GPU
+  BytesPerSecond hbm_bandwidth;     ///< datasheet HBM bandwidth
+  BytesPerSecond nvlink_bandwidth;  ///< NVLink bandwidth per GPU, one direction (H100: 450 GB/s)
+  int sm_count = 0;
+  /// Best measured dense GEMM rate / datasheet peak (BF16), from published microbenchmarks: the
+  /// ceiling the GEMM efficiency model approaches for large, well-shaped problems.
+  double gemm_peak_efficiency = 0;
+  /// Measured device-to-device copy rate / datasheet HBM bandwidth: the ceiling of memory-bound kernels.
+  double hbm_efficiency = 0;
+  /// Measured FlashAttention forward rate / datasheet BF16 peak (hd128, long sequence).
+  double attention_efficiency = 0;
+  std::map<std::string, std::string> sources;  ///< figure name → citation
+
+  [[nodiscard]] bool supports(Precision p) const { return dense_peak.count(p) != 0; }
+  [[nodiscard]] std::optional<FlopsPerSecond> peak(Precision p) const {
+    auto it = dense_peak.find(p);
+    if (it == dense_peak.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+}  // namespace moesim::hw

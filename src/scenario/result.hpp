@@ -1,0 +1,73 @@
+#pragma once
+// What a simulation or estimate computes (../shared/spec/scenario.md "Result", schema moesim.result/1).
+// Produced by estimate/ (and later sim/); written by report/, which only reads it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scenario/scenario.hpp"
+
+namespace moesim {
+
+struct StageMemory {
+  std::int64_t stage = 0;
+  double weights_bytes = 0;
+  double grads_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;
+  double buffers_bytes = 0;  ///< communication buffers, CUDA context, allocator reserve
+  double peak_bytes = 0;
+};
+
+struct MemoryResult {
+  double peak_bytes = 0;  ///< largest per-GPU peak over all ranks
+  double capacity_bytes = 0;
+  bool fits = true;
+  std::vector<StageMemory> per_stage;
+};
+
+/// Seconds per category on the critical rank. compute + bubble + optimizer + exposed_comm equals the
+/// step time; exposed_comm is the sum of the *_comm entries, each the part of that traffic not hidden
+/// under compute.
+struct Breakdown {
+  double compute = 0;  ///< forward + backward (+ recompute) kernels
+  double tp_comm = 0;
+  double cp_comm = 0;
+  double ep_comm = 0;
+  double pp_comm = 0;
+  double dp_comm = 0;
+  double bubble = 0;
+  double exposed_comm = 0;
+  double optimizer = 0;
+  double moe_imbalance = 1.0;  ///< max/mean tokens per EP rank (1 = balanced)
+};
+
+/// Layout figures derived from the scenario, echoed so a reader need not recompute them.
+struct DerivedLayout {
+  std::int64_t dp = 1;
+  std::int64_t edp = 1;
+  std::int64_t num_microbatches = 1;
+  std::int64_t num_nodes = 1;
+  std::vector<std::int64_t> layers_per_stage;  ///< per pipeline rank (all its virtual chunks)
+};
+
+struct Result {
+  Scenario scenario;
+  std::string fidelity = "estimate";
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double model_flops_per_step = 0;
+  double model_tflops_per_gpu = 0;
+  double mfu = 0;
+  model::FlopsConvention flops_convention = model::FlopsConvention::kMegatron;
+  model::ParamCounts params;
+  DerivedLayout layout;
+  MemoryResult memory;
+  Breakdown breakdown;
+  std::vector<std::string> warnings;
+  std::uint64_t seed = 0;
+  std::string moesim_version;
+};
+
+}  // namespace moesim

@@ -1,0 +1,109 @@
+#pragma once
+// One what-if question, as understood after loading (../shared/spec/scenario.md version 1): every
+// default filled in. config/ builds it from JSON; estimate/ and (later) sim/ answer it; report/ echoes it.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/precision.hpp"
+#include "hw/system_spec.hpp"
+#include "model/counts.hpp"
+#include "model/model_spec.hpp"
+
+namespace moesim {
+
+struct TrainingSpec {
+  std::int64_t seq_length = 0;
+  std::int64_t micro_batch_size = 1;
+  std::int64_t global_batch_size = 0;  ///< sequences per optimizer step
+};
+
+/// Megatron-Core parallel sizes. dp is derived (gpus / (tp·cp·pp)); the expert grid uses
+/// etp·ep·edp·pp over the same GPUs (MoE parallel folding), so edp = gpus / (etp·ep·pp).
+struct ParallelSpec {
+  std::int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, etp = 1, dp = 1;
+  bool sequence_parallel = false;  ///< default: true when tp > 1
+  bool tp_comm_overlap = false;    ///< TE userbuffers overlap of TP all-gather/reduce-scatter with GEMMs
+  [[nodiscard]] std::int64_t model_parallel() const { return tp * cp * pp; }
+  [[nodiscard]] std::int64_t edp(std::int64_t gpus) const { return gpus / (etp * ep * pp); }
+};
+
+enum class RecomputeGranularity { kNone, kSelective, kFull };
+
+struct RecomputeSpec {
+  RecomputeGranularity granularity = RecomputeGranularity::kNone;
+  /// Megatron --recompute-modules for selective recompute: core_attn (default), moe_act, layernorm,
+  /// mla_up_proj, mlp, moe, shared_experts.
+  std::vector<std::string> modules;
+  [[nodiscard]] bool has(const std::string& module) const;
+};
+
+enum class Dispatcher { kAlltoall, kAllgather, kDeepep, kHybridep };
+
+enum class RoutingDistribution { kBalanced, kUniform, kZipf, kLognormal, kDirichlet, kHistogram };
+
+struct RoutingSpec {
+  RoutingDistribution distribution = RoutingDistribution::kBalanced;
+  double zipf_s = 0;            ///< "s" (zipf)
+  double lognormal_sigma = 0;   ///< "sigma" (lognormal)
+  double dirichlet_alpha = 0;   ///< "alpha" (dirichlet)
+  std::string histogram_file;   ///< "file" (histogram), as written in the scenario
+  bool per_layer_variation = false;
+  bool per_step_variation = false;
+  std::int64_t device_limited_nodes = 0;  ///< DeepSeek's M; 0 = unlimited
+};
+
+struct MoeSpec {
+  Dispatcher dispatcher = Dispatcher::kAlltoall;
+  std::optional<double> capacity_factor;  ///< nullopt = dropless
+  RoutingSpec routing;
+  bool grouped_gemm = true;
+};
+
+struct OptimizerSpec {
+  bool distributed = true;
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+};
+
+/// How the attention core runs. "flash" (fused FlashAttention / cuDNN kernel, the default today) or
+/// "unfused" (QKᵀ GEMM, softmax, dropout and PV as separate kernels, as Megatron ran in 2021).
+enum class AttentionBackend { kFlash, kUnfused };
+
+struct Scenario {
+  std::string name;
+  std::string file;  ///< the scenario file it came from ("" for built-in)
+  /// How the model was named: a preset name, "hf_config:PATH", or "" for a full definition.
+  std::string model_ref;
+  model::ModelSpec model;
+  hw::SystemSpec system;
+  std::string profile;  ///< system.profile: calibration profile path ("" = datasheet figures)
+  TrainingSpec training;
+  ParallelSpec parallel;
+  Precision precision = Precision::kBf16;
+  RecomputeSpec recompute;
+  MoeSpec moe;
+  OptimizerSpec optimizer;
+  AttentionBackend attention_backend = AttentionBackend::kFlash;
+  model::FlopsConvention flops_convention = model::FlopsConvention::kMegatron;
+  std::uint64_t seed = 0;
+
+  /// Micro-batches each pipeline runs per step: global_batch / (micro_batch · dp).
+  [[nodiscard]] std::int64_t num_microbatches() const {
+    return training.global_batch_size / (training.micro_batch_size * parallel.dp);
+  }
+};
+
+[[nodiscard]] std::string_view to_string(RecomputeGranularity g);
+[[nodiscard]] std::string_view to_string(Dispatcher d);
+[[nodiscard]] std::string_view to_string(RoutingDistribution d);
+[[nodiscard]] std::string_view to_string(AttentionBackend b);
+
+/// Cross-field rules of a loaded scenario (divisibility, GPU count, precision support). Throws
+/// InputError naming the JSON path, the value and the rule (e.g. `/parallel/tp`: "tp must divide
+/// model.num_attention_heads (32)" with the allowed values). Called by config/ after parsing; also
+/// usable by the planner to prune a candidate.
+void validate_layout(const Scenario& s);
+
+}  // namespace moesim
