@@ -1,10 +1,55 @@
 #include "cli/app.hpp"
 
 #include <cstdio>
+#include <exception>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
 
 namespace moesim::cli {
-int run(int, char**) {
-  std::puts("moesim: under construction");
-  return 0;
+
+int run(int argc, char** argv) {
+  CLI::App app{
+      "moesim: cluster simulator and performance planner for Mixture-of-Experts training on NVIDIA GPU clusters.\n"
+      "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 no feasible answer.",
+      "moesim"};
+  app.set_version_flag("--version", std::string("moesim ") + std::string(kVersion));
+  app.require_subcommand(1);
+  Commands commands;
+  register_simulate(app, commands);
+  register_models(app, commands);
+  register_systems(app, commands);
+  register_scenarios(app, commands);
+  register_accuracy(app, commands);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return static_cast<int>(ExitCode::kBadInput);
+  }
+  try {
+    return commands.run();
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "moesim: error: %s\n", e.what());
+    return static_cast<int>(ExitCode::kBadInput);
+  } catch (const InfeasibleError& e) {
+    std::fprintf(stderr, "moesim: no feasible answer: %s\n", e.what());
+    return static_cast<int>(ExitCode::kInfeasible);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "moesim: internal error: %s\n", e.what());
+    return static_cast<int>(ExitCode::kInternal);
+  }
 }
+
 }  // namespace moesim::cli

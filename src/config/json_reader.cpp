@@ -25,10 +25,9 @@ Json parse_json_text(const std::string& text, const std::string& file) {
       }
     }
     std::string what = e.what();
-    // Drop nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 2: " prefix.
-    if (auto pos = what.find(": "); pos != std::string::npos) {
-      if (auto pos2 = what.find(": ", pos + 2); pos2 != std::string::npos) what = what.substr(pos2 + 2);
-    }
+    // Drop nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 2: " prefix:
+    // the line and column are ours.
+    if (auto pos = what.find(": "); pos != std::string::npos) what = what.substr(pos + 2);
     throw InputError("", "", "malformed JSON (line " + std::to_string(line) + ", column " + std::to_string(column) +
                                  "): " + what)
         .in_file(file);

@@ -1,0 +1,49 @@
+// Estimator speed: evaluations per second of DeepSeek-V3 on 1,024 H100 (TP2 PP8 VPP4 EP64,
+// global batch 8192, seq 4096, balanced routing) on one core. Target (issue 2): >= 10,000/s.
+// Usage: build/bench/bench_estimator [seconds]   (results go to docs/performance.md)
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "config/hw_loader.hpp"
+#include "config/model_loader.hpp"
+#include "estimate/step_estimator.hpp"
+
+using namespace moesim;
+
+int main(int argc, char** argv) {
+  const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
+  Scenario s;
+  s.name = "deepseek-v3 on 1024 H100";
+  s.model = config::load_model_preset("deepseek-v3");
+  s.system = config::load_system_preset("hgx-h100", 1024);
+  s.training = {4096, 1, 8192};
+  s.parallel.tp = 2;
+  s.parallel.pp = 8;
+  s.parallel.vpp = 4;
+  s.parallel.ep = 64;
+  s.parallel.etp = 1;
+  s.parallel.dp = 1024 / (2 * 8);
+  s.parallel.sequence_parallel = true;
+  validate_layout(s);
+
+  using clock = std::chrono::steady_clock;
+  double checksum = 0;
+  long evaluations = 0;
+  const auto start = clock::now();
+  double elapsed = 0;
+  while (elapsed < seconds) {
+    for (int i = 0; i < 100; ++i) {
+      // Vary the micro-batch count so no call is a repeat the compiler could fold.
+      s.training.global_batch_size = 8192 + 512 * (i % 4);
+      checksum += estimate::estimate_step(s).step_time_s;
+      ++evaluations;
+    }
+    elapsed = std::chrono::duration<double>(clock::now() - start).count();
+  }
+  std::printf("bench_estimator: DeepSeek-V3 on 1024 H100 (TP2 PP8 VPP4 EP64, gbs 8192, seq 4096)\n");
+  std::printf("  %ld evaluations in %.2f s: %.0f evaluations/s on one core (%.1f us each)\n", evaluations, elapsed,
+              static_cast<double>(evaluations) / elapsed, 1e6 * elapsed / static_cast<double>(evaluations));
+  std::printf("  (checksum %.6f)\n", checksum);
+  return 0;
+}

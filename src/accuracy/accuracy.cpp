@@ -1,0 +1,115 @@
+#include "accuracy/accuracy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/error.hpp"
+#include "estimate/step_estimator.hpp"
+#include "model/counts.hpp"
+
+namespace moesim::accuracy {
+
+std::string_view to_string(Metric m) {
+  switch (m) {
+    case Metric::kTokensPerSecondPerGpu: return "tokens_per_s_per_gpu";
+    case Metric::kStepTimeSeconds: return "step_time_s";
+    case Metric::kTflopsPerGpu: return "tflops_per_gpu";
+    case Metric::kMfu: return "mfu";
+  }
+  return "?";
+}
+
+namespace {
+
+double published_flops_per_step(const PublishedPoint& p) {
+  const Scenario& s = p.scenario;
+  const auto& m = s.model;
+  switch (p.flops) {
+    case PublishedFlops::kNarayanan2021: {
+      // Narayanan et al. 2021, eq. (3): 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)).
+      const double B = static_cast<double>(s.training.global_batch_size);
+      const double seq = static_cast<double>(s.training.seq_length);
+      const double l = static_cast<double>(m.num_layers);
+      const double h = static_cast<double>(m.hidden_size);
+      const double V = static_cast<double>(m.vocab_size);
+      return 96.0 * B * seq * l * h * h * (1.0 + seq / (6.0 * h) + V / (16.0 * l * h));
+    }
+    case PublishedFlops::kMegatronFullS2:
+      return model::model_flops_per_step(m, s.training.seq_length, s.training.global_batch_size,
+                                         model::FlopsConvention::kFullS2);
+    case PublishedFlops::kMegatronCausal:
+      return model::model_flops_per_step(m, s.training.seq_length, s.training.global_batch_size,
+                                         model::FlopsConvention::kMegatron);
+  }
+  return 0;
+}
+
+}  // namespace
+
+double metric_from_result(const PublishedPoint& p, const Result& r) {
+  const double gpus = static_cast<double>(p.scenario.system.gpus);
+  switch (p.metric) {
+    case Metric::kTokensPerSecondPerGpu: return r.tokens_per_s_per_gpu;
+    case Metric::kStepTimeSeconds: return r.step_time_s;
+    case Metric::kTflopsPerGpu: return published_flops_per_step(p) / r.step_time_s / gpus / 1e12;
+    case Metric::kMfu: {
+      const double peak = p.scenario.system.gpu.peak(p.scenario.precision).value_or(FlopsPerSecond(1)).value();
+      return published_flops_per_step(p) / r.step_time_s / gpus / peak;
+    }
+  }
+  return 0;
+}
+
+namespace {
+std::vector<GroupSummary> summarise(const std::vector<PointOutcome>& outcomes, bool by_subgroup) {
+  std::map<std::string, GroupSummary> acc;
+  for (const auto& o : outcomes) {
+    if (!o.failure.empty()) continue;
+    const std::string key = by_subgroup ? o.point->group + "/" + o.point->subgroup : o.point->group;
+    GroupSummary& g = acc[key];
+    g.group = key;
+    ++g.points;
+    g.mape += std::abs(o.error);
+    g.max_abs_error = std::max(g.max_abs_error, std::abs(o.error));
+  }
+  std::vector<GroupSummary> out;
+  for (auto& [key, g] : acc) {
+    g.mape /= g.points;
+    out.push_back(g);
+  }
+  return out;
+}
+}  // namespace
+
+AccuracyReport run_accuracy(const std::vector<PublishedPoint>& points, const std::string& only_group) {
+  AccuracyReport rep;
+  double sum = 0;
+  int n = 0;
+  for (const auto& p : points) {
+    if (!only_group.empty() && p.group != only_group) continue;
+    if (!p.skip_reason.empty()) {
+      rep.skipped.push_back(&p);
+      continue;
+    }
+    PointOutcome o;
+    o.point = &p;
+    try {
+      const Result r = estimate::estimate_step(p.scenario);
+      o.step_time_s = r.step_time_s;
+      o.predicted = metric_from_result(p, r);
+      o.error = (o.predicted - p.value) / p.value;
+      sum += std::abs(o.error);
+      ++n;
+    } catch (const InputError& e) {
+      o.failure = e.what();
+    }
+    rep.outcomes.push_back(o);
+  }
+  rep.groups = summarise(rep.outcomes, false);
+  rep.subgroups = summarise(rep.outcomes, true);
+  rep.overall_mape = n ? sum / n : 0.0;
+  return rep;
+}
+
+}  // namespace moesim::accuracy

@@ -1,0 +1,42 @@
+#pragma once
+// `moesim accuracy`: runs published end-to-end points through one model (no per-point constants)
+// and reports predicted vs published, the error per point and the MAPE per source group.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "accuracy/published_point.hpp"
+#include "scenario/result.hpp"
+
+namespace moesim::accuracy {
+
+struct PointOutcome {
+  const PublishedPoint* point = nullptr;
+  double predicted = 0;       ///< in the point's metric and FLOP convention
+  double error = 0;           ///< (predicted − published) / published
+  double step_time_s = 0;
+  std::string failure;        ///< non-empty when the scenario could not be estimated
+};
+
+struct GroupSummary {
+  std::string group;
+  int points = 0;
+  double mape = 0;  ///< mean |error| over the group's points
+  double max_abs_error = 0;
+};
+
+struct AccuracyReport {
+  std::vector<PointOutcome> outcomes;       ///< runnable points, file order
+  std::vector<const PublishedPoint*> skipped;
+  std::vector<GroupSummary> groups;         ///< sorted by group name
+  std::vector<GroupSummary> subgroups;
+  double overall_mape = 0;
+};
+
+/// The metric of `point` computed from a result (e.g. TFLOP/s/GPU under the publication's FLOP count).
+[[nodiscard]] double metric_from_result(const PublishedPoint& point, const Result& result);
+
+/// Estimates every runnable point. `only_group` restricts to one group when non-empty.
+[[nodiscard]] AccuracyReport run_accuracy(const std::vector<PublishedPoint>& points, const std::string& only_group = "");
+
+}  // namespace moesim::accuracy

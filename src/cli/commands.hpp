@@ -1,0 +1,26 @@
+#pragma once
+// Subcommand registration. Each register_* adds a CLI11 subcommand whose callback stores the work
+// to do in `Commands`; run() executes it after parsing, so errors surface as exceptions that
+// app.cpp maps to exit codes.
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace moesim::cli {
+
+class Commands {
+ public:
+  void set(std::function<int()> action) { action_ = std::move(action); }
+  int run() const { return action_ ? action_() : 0; }
+
+ private:
+  std::function<int()> action_;
+};
+
+void register_simulate(CLI::App& app, Commands& commands);
+void register_models(CLI::App& app, Commands& commands);
+void register_systems(CLI::App& app, Commands& commands);
+void register_scenarios(CLI::App& app, Commands& commands);
+void register_accuracy(CLI::App& app, Commands& commands);
+
+}  // namespace moesim::cli

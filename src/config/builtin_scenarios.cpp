@@ -1,0 +1,45 @@
+#include "config/builtin_scenarios.hpp"
+
+#include <filesystem>
+
+#include "config/scenario_loader.hpp"
+#include "core/embedded_files.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+
+namespace moesim::config {
+namespace {
+constexpr std::string_view kPrefix = "src/scenario/builtin/";
+constexpr std::string_view kSuffix = ".json";
+}  // namespace
+
+std::vector<std::string> builtin_scenario_names() {
+  std::vector<std::string> names;
+  for (const auto& f : embedded_files()) {
+    if (f.path.substr(0, kPrefix.size()) == kPrefix && f.path.size() > kPrefix.size() + kSuffix.size()) {
+      names.emplace_back(f.path.substr(kPrefix.size(), f.path.size() - kPrefix.size() - kSuffix.size()));
+    }
+  }
+  return names;
+}
+
+std::optional<Scenario> load_builtin_scenario(const std::string& name) {
+  const std::string path = std::string(kPrefix) + name + std::string(kSuffix);
+  for (const auto& f : embedded_files()) {
+    if (f.path == path) {
+      const std::string label = "builtin:" + name;
+      Scenario s = parse_scenario(parse_json_text(std::string(f.content), label), label, std::filesystem::current_path());
+      return s;
+    }
+  }
+  return std::nullopt;
+}
+
+Scenario load_scenario_argument(const std::string& arg) {
+  std::error_code ec;
+  if (std::filesystem::exists(arg, ec)) return load_scenario_file(arg);
+  if (auto s = load_builtin_scenario(arg)) return *s;
+  throw InputError("", "", "file not found, and not a built-in scenario", join(builtin_scenario_names())).in_file(arg);
+}
+
+}  // namespace moesim::config

@@ -1,0 +1,232 @@
+// GPU and cluster presets: strict readers of src/hw/gpus/*.json and topologies/systems/*.json. Every
+// figure in those files must carry its citation in "sources"; a figure without one is an error, so a
+// number nobody can trace back never reaches the estimator.
+#include "config/hw_loader.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+#include "core/embedded_files.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/units.hpp"
+
+namespace moesim::config {
+namespace {
+
+constexpr std::string_view kGpuDir = "src/hw/gpus/";
+constexpr std::string_view kSystemDir = "topologies/systems/";
+constexpr std::string_view kJsonSuffix = ".json";
+
+struct PresetFile {
+  std::string name;  ///< file stem, the preset name
+  const EmbeddedFile* file = nullptr;
+};
+
+std::vector<PresetFile> presets_in(std::string_view dir) {
+  std::vector<PresetFile> out;
+  for (const EmbeddedFile& f : embedded_files()) {
+    const std::string_view p = f.path;
+    if (p.size() <= dir.size() + kJsonSuffix.size() || p.substr(0, dir.size()) != dir ||
+        p.substr(p.size() - kJsonSuffix.size()) != kJsonSuffix) {
+      continue;
+    }
+    const std::string_view stem = p.substr(dir.size(), p.size() - dir.size() - kJsonSuffix.size());
+    if (stem.find('/') != std::string_view::npos) continue;
+    out.push_back({std::string(stem), &f});
+  }
+  std::sort(out.begin(), out.end(), [](const PresetFile& a, const PresetFile& b) { return a.name < b.name; });
+  return out;
+}
+
+std::vector<std::string> names_of(const std::vector<PresetFile>& files) {
+  std::vector<std::string> out;
+  out.reserve(files.size());
+  for (const auto& f : files) out.push_back(f.name);
+  return out;
+}
+
+std::string json_quoted(const std::string& s) { return Json(s).dump(); }
+
+std::string require_enum(const ObjectReader& r, std::string_view key, const std::vector<std::string>& allowed) {
+  if (!r.has(key)) throw InputError(r.path_of(key), "", "required field is missing", join(allowed));
+  return r.get_enum(key, "", allowed);
+}
+
+bool require_bool(const ObjectReader& r, std::string_view key) {
+  const auto v = r.optional_bool(key);
+  if (!v) throw InputError(r.path_of(key), "", "required field is missing", "true, false");
+  return *v;
+}
+
+std::string require_nonempty_string(const ObjectReader& r, std::string_view key) {
+  std::string s = r.require_string(key);
+  if (s.empty()) throw InputError(r.path_of(key), "\"\"", "must not be empty");
+  return s;
+}
+
+/// Reads "sources": every key one of `figures` (or `extra_keys`), every value a non-empty citation,
+/// and every figure in `figures` cited (a figure may instead be cited by all of its `per_part` keys).
+std::map<std::string, std::string> read_sources(const ObjectReader& parent, const std::vector<std::string>& figures,
+                                                const std::vector<std::string>& extra_keys,
+                                                const std::string& split_figure,
+                                                const std::vector<std::string>& split_keys) {
+  std::vector<std::string> allowed = figures;
+  allowed.insert(allowed.end(), extra_keys.begin(), extra_keys.end());
+  const Json* value = parent.get("sources");
+  if (!value) throw InputError(parent.path_of("sources"), "", "required field is missing: every figure needs its source");
+  ObjectReader r(*value, parent.path_of("sources"), allowed);
+  std::map<std::string, std::string> out;
+  for (const auto& key : allowed) {
+    if (r.has(key)) out[key] = require_nonempty_string(r, key);
+  }
+  for (const auto& figure : figures) {
+    if (out.count(figure)) continue;
+    const bool split_cited = figure == split_figure && !split_keys.empty() &&
+                             std::all_of(split_keys.begin(), split_keys.end(), [&](const std::string& k) { return out.count(k) != 0; });
+    if (!split_cited) {
+      throw InputError(r.path_of(figure), "", "required field is missing: every figure needs its source");
+    }
+  }
+  return out;
+}
+
+/// Tensor-core formats each architecture has: FP8 arrived with Hopper, MX and NVFP4 scaling with Blackwell.
+std::vector<Precision> precisions_of(const std::string& architecture) {
+  if (architecture == "ampere") return {Precision::kBf16, Precision::kFp16};
+  if (architecture == "hopper") return {Precision::kBf16, Precision::kFp16, Precision::kFp8, Precision::kFp8Blockwise};
+  return {kAllPrecisions.begin(), kAllPrecisions.end()};
+}
+
+std::vector<std::string> precision_names(const std::vector<Precision>& ps) {
+  std::vector<std::string> out;
+  for (Precision p : ps) out.emplace_back(to_string(p));
+  return out;
+}
+
+constexpr NumberRange kFraction{0.0, 1.0, true};
+
+void read_dense_peaks(const ObjectReader& r, hw::GpuSpec& spec) {
+  const Json* value = r.get("dense_peak_tflops");
+  if (!value) throw InputError(r.path_of("dense_peak_tflops"), "", "required field is missing");
+  ObjectReader peaks(*value, r.path_of("dense_peak_tflops"), precision_names({kAllPrecisions.begin(), kAllPrecisions.end()}));
+  const auto supported = precisions_of(spec.architecture);
+  for (Precision p : kAllPrecisions) {
+    const std::string key(to_string(p));
+    const auto tflops = peaks.optional_number(key, NumberRange{0.0, 1e7, true});
+    if (!tflops) continue;
+    if (std::find(supported.begin(), supported.end(), p) == supported.end()) {
+      throw InputError(peaks.path_of(key), format_number(*tflops),
+                       key + " tensor cores do not exist on " + spec.architecture + " GPUs",
+                       join(precision_names(supported)));
+    }
+    spec.dense_peak[p] = teraflops_per_second(*tflops);
+  }
+  if (!spec.supports(Precision::kBf16)) {
+    throw InputError(peaks.path_of("bf16"), "", "required field is missing: the BF16 peak is the MFU denominator");
+  }
+}
+
+}  // namespace
+
+hw::GpuSpec parse_gpu_spec(const Json& obj, const std::string& file) {
+  try {
+    ObjectReader r(obj, "",
+                   {"name", "display_name", "architecture", "sm_count", "dense_peak_tflops", "hbm_capacity_gb",
+                    "hbm_bandwidth_gbps", "nvlink_bandwidth_gbps", "gemm_peak_efficiency", "hbm_efficiency",
+                    "attention_efficiency", "sources"});
+    hw::GpuSpec spec;
+    spec.name = require_nonempty_string(r, "name");
+    spec.display_name = require_nonempty_string(r, "display_name");
+    spec.architecture = require_enum(r, "architecture", {"ampere", "hopper", "blackwell"});
+    spec.sm_count = static_cast<int>(r.require_int("sm_count", IntRange{1, 4096}));
+    read_dense_peaks(r, spec);
+    // NVIDIA quotes HBM in binary units (DRAM dies come in powers of two): "80 GB" is 80 GiB.
+    spec.hbm_capacity = Bytes(r.require_number("hbm_capacity_gb", NumberRange{0.0, 1e5, true}) * kGiB);
+    spec.hbm_bandwidth = gigabytes_per_second(r.require_number("hbm_bandwidth_gbps", NumberRange{0.0, 1e6, true}));
+    spec.nvlink_bandwidth = gigabytes_per_second(r.require_number("nvlink_bandwidth_gbps", NumberRange{0.0, 1e6, true}));
+    spec.gemm_peak_efficiency = r.require_number("gemm_peak_efficiency", kFraction);
+    spec.hbm_efficiency = r.require_number("hbm_efficiency", kFraction);
+    spec.attention_efficiency = r.require_number("attention_efficiency", kFraction);
+    std::vector<std::string> per_precision;
+    for (const auto& [p, rate] : spec.dense_peak) per_precision.push_back("dense_peak_tflops." + std::string(to_string(p)));
+    spec.sources = read_sources(r,
+                                {"architecture", "sm_count", "dense_peak_tflops", "hbm_capacity_gb", "hbm_bandwidth_gbps",
+                                 "nvlink_bandwidth_gbps", "gemm_peak_efficiency", "hbm_efficiency",
+                                 "attention_efficiency"},
+                                per_precision, "dense_peak_tflops", per_precision);
+    return spec;
+  } catch (InputError& e) {
+    e.in_file(file);
+    throw;
+  }
+}
+
+hw::SystemSpec parse_system_spec(const Json& obj, const std::string& file) {
+  try {
+    ObjectReader r(obj, "",
+                   {"name", "description", "gpu", "gpus_per_node", "nvlink_domain_size", "nvls", "nics_per_gpu",
+                    "nic_bandwidth_gbit", "nvlink_efficiency", "network_efficiency", "nvlink_latency_us",
+                    "network_latency_us", "sources"});
+    hw::SystemSpec spec;
+    spec.name = require_nonempty_string(r, "name");
+    spec.description = require_nonempty_string(r, "description");
+    spec.gpu = load_gpu_preset(r.require_string("gpu"), r.path_of("gpu"));
+    spec.gpus_per_node = r.require_int("gpus_per_node", IntRange{1, 1024});
+    spec.nvlink_domain_size = r.require_int("nvlink_domain_size", IntRange{1, 1 << 20});
+    if (spec.nvlink_domain_size % spec.gpus_per_node != 0) {
+      throw InputError(r.path_of("nvlink_domain_size"), std::to_string(spec.nvlink_domain_size),
+                       "an NVLink domain spans whole nodes: must be a multiple of gpus_per_node (" +
+                           std::to_string(spec.gpus_per_node) + ")");
+    }
+    spec.nvls = require_bool(r, "nvls");
+    spec.nics_per_gpu = r.require_int("nics_per_gpu", IntRange{1, 64});
+    spec.nic_bandwidth = gigabits_per_second(r.require_number("nic_bandwidth_gbit", NumberRange{0.0, 1e5, true}));
+    spec.nvlink_efficiency = r.require_number("nvlink_efficiency", kFraction);
+    spec.network_efficiency = r.require_number("network_efficiency", kFraction);
+    spec.nvlink_latency = microseconds(r.require_number("nvlink_latency_us", NumberRange{0.0, 1e6}));
+    spec.network_latency = microseconds(r.require_number("network_latency_us", NumberRange{0.0, 1e6}));
+    spec.sources = read_sources(r,
+                                {"gpus_per_node", "nvlink_domain_size", "nvls", "nics_per_gpu", "nic_bandwidth_gbit",
+                                 "nvlink_efficiency", "network_efficiency", "nvlink_latency_us", "network_latency_us"},
+                                {}, "", {});
+    return spec;
+  } catch (InputError& e) {
+    e.in_file(file);
+    throw;
+  }
+}
+
+std::vector<std::string> gpu_preset_names() { return names_of(presets_in(kGpuDir)); }
+
+std::vector<std::string> system_preset_names() { return names_of(presets_in(kSystemDir)); }
+
+namespace {
+
+template <class Spec, class Parse>
+Spec load_preset(std::string_view dir, const std::string& name, const std::string& path, const char* what,
+                 Parse parse) {
+  const auto files = presets_in(dir);
+  const auto it = std::find_if(files.begin(), files.end(), [&](const PresetFile& f) { return f.name == name; });
+  if (it == files.end()) throw InputError(path, json_quoted(name), std::string("unknown ") + what, join(names_of(files)));
+  const std::string file(it->file->path);
+  Spec spec = parse(parse_json_text(std::string(it->file->content), file), file);
+  if (spec.name != name) {
+    throw InputError("/name", json_quoted(spec.name), "a preset's name must match its file name", json_quoted(name)).in_file(file);
+  }
+  return spec;
+}
+
+}  // namespace
+
+hw::GpuSpec load_gpu_preset(const std::string& name, const std::string& path) {
+  return load_preset<hw::GpuSpec>(kGpuDir, name, path, "GPU preset", parse_gpu_spec);
+}
+
+hw::SystemSpec load_system_preset(const std::string& name, std::int64_t gpus, const std::string& path) {
+  hw::SystemSpec spec = load_preset<hw::SystemSpec>(kSystemDir, name, path, "system preset", parse_system_spec);
+  spec.gpus = gpus;
+  return spec;
+}
+
+}  // namespace moesim::config

@@ -1,0 +1,252 @@
+#include "config/published_loader.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "config/hw_loader.hpp"
+#include "config/json_reader.hpp"
+#include "core/error.hpp"
+#include "model/model_spec.hpp"
+
+namespace moesim::config {
+namespace {
+
+using accuracy::Metric;
+using accuracy::PublishedFlops;
+using accuracy::PublishedPoint;
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+bool contains(const std::string& hay, const std::string& needle) { return lower(hay).find(needle) != std::string::npos; }
+
+std::optional<Metric> metric_of(const std::string& m) {
+  if (m == "tokens_per_s_per_gpu") return Metric::kTokensPerSecondPerGpu;
+  if (m == "step_time_s") return Metric::kStepTimeSeconds;
+  if (m == "tflops_per_gpu") return Metric::kTflopsPerGpu;
+  if (m == "mfu") return Metric::kMfu;
+  return std::nullopt;
+}
+int metric_rank(Metric m) { return static_cast<int>(m); }  // lower is preferred
+
+// The source group of a point and how that publication counted FLOPs, from its id prefix.
+struct GroupInfo {
+  std::string group;
+  PublishedFlops flops;
+  bool pre_flash_attention;  ///< measured before FlashAttention existed (2022-05)
+  bool megatron_2021_ddp;    ///< Megatron's 2021 "local" DDP: no distributed optimizer, no overlap
+};
+
+GroupInfo group_of(const std::string& id) {
+  auto starts = [&](const char* p) { return id.rfind(p, 0) == 0; };
+  if (starts("narayanan21")) return {"narayanan2021", PublishedFlops::kNarayanan2021, true, true};
+  if (starts("korthikanti22")) return {"korthikanti2022", PublishedFlops::kMegatronFullS2, true, true};
+  if (starts("mcore08-weak")) return {"mcore-weak-scaling", PublishedFlops::kMegatronFullS2, false, false};
+  if (starts("mcore08-strong")) return {"mcore-strong-scaling", PublishedFlops::kMegatronFullS2, false, false};
+  if (starts("mcore-moe")) return {"mcore-moe", PublishedFlops::kMegatronFullS2, false, false};
+  if (starts("mb-")) return {"megatron-bridge", PublishedFlops::kMegatronCausal, false, false};
+  if (starts("nemo")) return {"nemo", PublishedFlops::kMegatronFullS2, false, false};
+  if (starts("megascale")) return {"megascale", PublishedFlops::kMegatronFullS2, false, false};
+  if (starts("mlperf")) return {"mlperf", PublishedFlops::kMegatronFullS2, false, false};
+  return {"other", PublishedFlops::kMegatronCausal, false, false};
+}
+
+std::optional<std::string> system_for_gpu(const std::string& gpu) {
+  const std::string g = lower(gpu);
+  if (g.rfind("a100", 0) == 0) return "dgx-a100";
+  if (g.rfind("h100", 0) == 0) return "hgx-h100";
+  if (g.rfind("h200", 0) == 0) return "hgx-h200";
+  if (g.rfind("h800", 0) == 0) return "hgx-h800";
+  if (g == "b200") return "dgx-b200";
+  if (g == "b300") return "dgx-b300";
+  if (g == "gb200") return "gb200-nvl72";
+  if (g == "gb300") return "gb300-nvl72";
+  return std::nullopt;
+}
+
+std::optional<Precision> precision_of(const Json& v, std::vector<std::string>& assumed) {
+  if (v.is_null()) {
+    assumed.push_back("precision not published: bf16");
+    return Precision::kBf16;
+  }
+  const std::string p = lower(v.get<std::string>());
+  if (p.find("nvfp4") != std::string::npos) return Precision::kNvfp4;
+  if (p.find("mxfp8") != std::string::npos || p.find("fp8-mx") != std::string::npos) return Precision::kMxfp8;
+  if (p.find("block") != std::string::npos) return Precision::kFp8Blockwise;
+  if (p.find("fp8") != std::string::npos) return Precision::kFp8;
+  if (p.find("bf16") != std::string::npos) return Precision::kBf16;
+  if (p.find("fp16") != std::string::npos) return Precision::kFp16;
+  return std::nullopt;
+}
+
+std::int64_t int_or(const Json& obj, const char* key, std::int64_t fallback) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  return it->get<std::int64_t>();
+}
+
+// Builds the point's scenario; returns a skip reason when the publication lacks what a run needs.
+std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint& pt) {
+  Scenario& s = pt.scenario;
+  const Json& m = rec.at("model");
+  if (m.is_null() || m.value("layers", Json()).is_null() || m.value("hidden", Json()).is_null() ||
+      m.value("heads", Json()).is_null() || m.value("vocab", Json()).is_null()) {
+    return "architecture not published in the file (layers, hidden, heads or vocab missing)";
+  }
+  const auto sys_name = system_for_gpu(rec.at("gpu").get<std::string>());
+  if (!sys_name) return "no system preset for GPU '" + rec.at("gpu").get<std::string>() + "'";
+  const Json& par = rec.at("parallel");
+  if (par.value("fsdp", Json()).is_boolean() && par.at("fsdp").get<bool>()) return "Megatron-FSDP runs are not modelled";
+  if (par.value("tp", Json()).is_null() && par.value("pp", Json()).is_null()) return "parallel layout not published";
+
+  const std::string name = m.at("name").get<std::string>();
+  model::ModelSpec& ms = s.model;
+  ms.name = name;
+  ms.source = rec.at("source").get<std::string>();
+  ms.num_layers = m.at("layers").get<std::int64_t>();
+  ms.hidden_size = m.at("hidden").get<std::int64_t>();
+  ms.num_attention_heads = m.at("heads").get<std::int64_t>();
+  ms.num_query_groups = int_or(m, "kv_heads", ms.num_attention_heads);
+  ms.kv_channels = int_or(m, "head_dim", ms.hidden_size / ms.num_attention_heads);
+  ms.vocab_size = m.at("vocab").get<std::int64_t>();
+  // GPT-family models of these papers use a GELU MLP of 4h; Llama/Mixtral/Qwen-family use SwiGLU.
+  const bool gpt_style = contains(name, "gpt") || contains(name, "nemotron");
+  ms.gated_linear_unit = !gpt_style;
+  ms.add_bias_linear = contains(name, "gpt");
+  if (m.value("ffn", Json()).is_null() && m.value("expert_ffn", Json()).is_null()) {
+    if (!gpt_style) return "FFN width not published";
+    ms.ffn_hidden_size = 4 * ms.hidden_size;
+    pt.assumed.push_back("ffn_hidden_size not published: 4·hidden (GPT convention)");
+  } else {
+    ms.ffn_hidden_size = int_or(m, "ffn", 0);
+  }
+  const std::int64_t experts = int_or(m, "num_experts", 0);
+  if (experts > 0) {
+    ms.num_moe_experts = experts;
+    ms.moe_router_topk = int_or(m, "topk", 0);
+    ms.moe_ffn_hidden_size = int_or(m, "expert_ffn", 0);
+    ms.moe_shared_expert_intermediate_size = int_or(m, "shared_experts", 0) * ms.moe_ffn_hidden_size;
+    const std::int64_t dense = int_or(m, "dense_layers", 0);
+    ms.moe_layer_pattern.assign(static_cast<std::size_t>(ms.num_layers), true);
+    for (std::int64_t i = 0; i < dense && i < ms.num_layers; ++i) ms.moe_layer_pattern[static_cast<std::size_t>(i)] = false;
+    if (ms.ffn_hidden_size == 0 && dense > 0) return "dense-layer FFN width not published";
+  }
+  // Megatron's GPT of 2021-22 tied the LM head to the embedding; later benchmarks do not.
+  ms.share_embeddings_and_output_weights = gi.pre_flash_attention;
+  try {
+    model::validate(ms);
+  } catch (const InputError& e) {
+    return std::string("model: ") + e.what();
+  }
+
+  const std::int64_t gpus = rec.at("num_gpus").get<std::int64_t>();
+  try {
+    s.system = load_system_preset(*sys_name, gpus);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  auto& p = s.parallel;
+  p.tp = int_or(par, "tp", 1);
+  p.pp = int_or(par, "pp", 1);
+  p.vpp = int_or(par, "vpp", 1);
+  p.cp = int_or(par, "cp", 1);
+  p.ep = int_or(par, "ep", 1);
+  p.etp = int_or(par, "etp", 1);
+  if (experts > 0 && par.value("etp", Json()).is_null()) pt.assumed.push_back("etp not published: 1 (NVIDIA MoE recipes)");
+  if (par.value("vpp", Json()).is_null() && p.pp > 1) pt.assumed.push_back("vpp not published: 1");
+  if (p.tp * p.cp * p.pp <= 0 || gpus % (p.tp * p.cp * p.pp) != 0) return "num_gpus not divisible by tp·cp·pp";
+  p.dp = gpus / (p.tp * p.cp * p.pp);
+  const std::int64_t dp_pub = int_or(par, "dp", p.dp);
+  if (dp_pub != p.dp) return "published dp " + std::to_string(dp_pub) + " disagrees with num_gpus / (tp·cp·pp) = " + std::to_string(p.dp);
+  // Korthikanti 2022's baseline runs and Narayanan 2021 predate sequence parallelism.
+  const std::string recompute = rec.value("recompute", Json()).is_null() ? "" : lower(rec.at("recompute").get<std::string>());
+  p.sequence_parallel = p.tp > 1 && !gi.megatron_2021_ddp;
+  if (recompute.find("sequence parallel") != std::string::npos) p.sequence_parallel = p.tp > 1;
+  if (recompute.find("without sequence parallel") != std::string::npos) p.sequence_parallel = false;
+  // Megatron-Core benchmarks state --tp-comm-overlap; Megatron-Bridge recipes enable it too.
+  p.tp_comm_overlap = !gi.megatron_2021_ddp && p.tp > 1;
+
+  s.training.seq_length = rec.at("seq_len").get<std::int64_t>();
+  s.training.global_batch_size = int_or(rec, "global_batch", 0);
+  if (s.training.global_batch_size <= 0) return "global batch not published";
+  s.training.micro_batch_size = int_or(rec, "micro_batch", 1);
+  if (rec.value("micro_batch", Json()).is_null()) pt.assumed.push_back("micro_batch not published: 1");
+
+  const auto prec = precision_of(rec.at("precision"), pt.assumed);
+  if (!prec) return "unrecognised precision '" + rec.at("precision").dump() + "'";
+  s.precision = *prec;
+  if (recompute.find("full") != std::string::npos && recompute.find("where needed") == std::string::npos) {
+    s.recompute.granularity = RecomputeGranularity::kFull;
+  } else if (recompute.find("selective") != std::string::npos) {
+    s.recompute.granularity = RecomputeGranularity::kSelective;
+    s.recompute.modules = {"core_attn"};
+  }
+  s.attention_backend = gi.pre_flash_attention ? AttentionBackend::kUnfused : AttentionBackend::kFlash;
+  if (gi.megatron_2021_ddp) {
+    s.optimizer.distributed = false;
+    s.optimizer.overlap_grad_reduce = false;
+    s.optimizer.overlap_param_gather = false;
+  }
+  s.moe.routing.distribution = RoutingDistribution::kBalanced;  // Megatron-Bridge force-balances MoE runs
+  s.name = pt.id;
+  try {
+    validate_layout(s);
+  } catch (const InputError& e) {
+    return std::string("layout: ") + e.what();
+  }
+  return {};
+}
+
+std::string run_key(const Json& rec, const std::string& group) {
+  return group + "|" + rec.at("gpu").dump() + "|" + rec.at("num_gpus").dump() + "|" + rec.at("model").dump() + "|" +
+         rec.at("parallel").dump() + "|" + rec.at("micro_batch").dump() + "|" + rec.at("global_batch").dump() + "|" +
+         rec.at("seq_len").dump() + "|" + rec.at("precision").dump() + "|" + rec.at("recompute").dump();
+}
+
+}  // namespace
+
+std::vector<PublishedPoint> load_published_points(const std::string& path) {
+  const Json doc = load_json_file(path);
+  if (!doc.is_array()) throw InputError("", describe_value(doc), "expected an array of measurements").in_file(path);
+  std::vector<PublishedPoint> points;
+  std::map<std::string, std::size_t> by_run;
+  for (std::size_t i = 0; i < doc.size(); ++i) {
+    const Json& rec = doc[i];
+    const std::string at = "/" + std::to_string(i);
+    try {
+      if (!rec.is_object() || !rec.contains("id") || !rec.contains("metric") || !rec.contains("value")) {
+        throw InputError(at, describe_value(rec), "each measurement needs id, metric and value");
+      }
+      const auto metric = metric_of(rec.at("metric").get<std::string>());
+      if (!metric) continue;  // microbenchmarks
+      PublishedPoint pt;
+      pt.id = rec.at("id").get<std::string>();
+      const GroupInfo gi = group_of(pt.id);
+      pt.group = gi.group;
+      pt.flops = gi.flops;
+      pt.source = rec.value("source", "");
+      pt.metric = *metric;
+      pt.value = rec.at("value").get<double>();
+      pt.skip_reason = build_scenario(rec, gi, pt);
+      pt.subgroup = lower(rec.at("model").is_null() ? "unknown" : rec.at("model").value("name", "unknown")) + "/" +
+                    lower(rec.at("gpu").get<std::string>());
+      const std::string key = run_key(rec, gi.group);
+      auto it = by_run.find(key);
+      if (it == by_run.end()) {
+        by_run.emplace(key, points.size());
+        points.push_back(std::move(pt));
+      } else if (metric_rank(pt.metric) < metric_rank(points[it->second].metric)) {
+        points[it->second] = std::move(pt);
+      }
+    } catch (const Json::exception& e) {
+      throw InputError(at, "", std::string("malformed measurement: ") + e.what()).in_file(path);
+    } catch (InputError& e) {
+      throw e.in_file(path);
+    }
+  }
+  return points;
+}
+
+}  // namespace moesim::config

@@ -1,0 +1,17 @@
+#pragma once
+// Reads a validation file of published measurements (tests/validation/published.json, copied from
+// ../shared/validation with every source kept) and turns each end-to-end training point into the
+// scenario that reproduces it. Fields the publication left out are filled with stated assumptions.
+#include <string>
+#include <vector>
+
+#include "accuracy/published_point.hpp"
+
+namespace moesim::config {
+
+/// End-to-end points (tokens/s/GPU, step time, TFLOP/s/GPU, MFU), one per published run: when a
+/// run is reported in several metrics, the one that needs no FLOP convention is kept
+/// (tokens/s > step time > TFLOP/s > MFU). Microbenchmarks (busbw, GEMM rates) are not included.
+[[nodiscard]] std::vector<accuracy::PublishedPoint> load_published_points(const std::string& path);
+
+}  // namespace moesim::config

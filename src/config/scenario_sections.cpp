@@ -1,0 +1,190 @@
+#include "config/scenario_sections.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "config/scenario_limits.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+
+namespace moesim::config::detail {
+namespace lim = scenario_limits;
+
+namespace {
+
+const std::vector<std::string> kGranularities = {"none", "selective", "full"};
+/// Megatron-Core --recompute-modules.
+const std::vector<std::string> kRecomputeModules = {"core_attn", "moe_act",        "layernorm", "mla_up_proj",
+                                                    "mlp",       "moe",            "shared_experts"};
+
+RecomputeGranularity granularity_from(const std::string& s) {
+  if (s == "selective") return RecomputeGranularity::kSelective;
+  if (s == "full") return RecomputeGranularity::kFull;
+  return RecomputeGranularity::kNone;
+}
+
+std::vector<std::string> read_modules(const Json& v, const std::string& path) {
+  if (!v.is_array()) {
+    throw InputError(path, describe_value(v), "expected a list of module names, got " + describe_type(v),
+                     join(kRecomputeModules));
+  }
+  if (v.empty()) {
+    throw InputError(path, "[]", "selective recompute needs at least one module (use \"none\" for no recompute)",
+                     join(kRecomputeModules));
+  }
+  if (v.size() > kRecomputeModules.size()) {
+    throw InputError(path, describe_value(v), "more modules than exist", join(kRecomputeModules));
+  }
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string item_path = path + "/" + std::to_string(i);
+    const Json& m = v[i];
+    if (!m.is_string()) {
+      throw InputError(item_path, describe_value(m), "expected a string, got " + describe_type(m), join(kRecomputeModules));
+    }
+    const auto name = m.get<std::string>();
+    if (std::find(kRecomputeModules.begin(), kRecomputeModules.end(), name) == kRecomputeModules.end()) {
+      throw InputError(item_path, describe_value(m), "unknown recompute module", join(kRecomputeModules));
+    }
+    if (std::find(out.begin(), out.end(), name) != out.end()) {
+      throw InputError(item_path, describe_value(m), "module listed twice", join(kRecomputeModules));
+    }
+    out.push_back(name);
+  }
+  return out;
+}
+
+RoutingDistribution distribution_from(const std::string& s) {
+  if (s == "uniform") return RoutingDistribution::kUniform;
+  if (s == "zipf") return RoutingDistribution::kZipf;
+  if (s == "lognormal") return RoutingDistribution::kLognormal;
+  if (s == "dirichlet") return RoutingDistribution::kDirichlet;
+  if (s == "histogram") return RoutingDistribution::kHistogram;
+  return RoutingDistribution::kBalanced;
+}
+
+struct DistributionParameter {
+  const char* distribution;
+  const char* key;
+};
+/// The one parameter each skewed distribution takes; it is required for, and only allowed with, its distribution.
+constexpr DistributionParameter kParameters[] = {
+    {"zipf", "s"}, {"lognormal", "sigma"}, {"dirichlet", "alpha"}, {"histogram", "file"}};
+
+RoutingSpec read_routing(const Json& v, const std::string& path, const std::filesystem::path& base_dir) {
+  const std::vector<std::string> distributions = {"balanced", "uniform", "zipf", "lognormal", "dirichlet", "histogram"};
+  if (!v.is_object()) throw InputError(path, describe_value(v), "expected an object, got " + describe_type(v));
+  // The distribution decides which keys are allowed, so it is read before the strict reader is built.
+  std::string name = "balanced";
+  if (auto it = v.find("distribution"); it != v.end()) {
+    if (!it->is_string() ||
+        std::find(distributions.begin(), distributions.end(), it->get<std::string>()) == distributions.end()) {
+      throw InputError(path + "/distribution", describe_value(*it),
+                       it->is_string() ? "unknown value" : "expected a string, got " + describe_type(*it),
+                       join(distributions));
+    }
+    name = it->get<std::string>();
+  }
+  std::vector<std::string> keys = {"distribution", "per_layer_variation", "per_step_variation", "device_limited_nodes"};
+  for (const auto& p : kParameters) {
+    if (name == p.distribution) keys.emplace_back(p.key);
+  }
+  for (const auto& p : kParameters) {
+    if (name != p.distribution && v.contains(p.key)) {
+      throw InputError(path + "/" + p.key, describe_value(v[p.key]),
+                       std::string("'") + p.key + "' is the parameter of the " + p.distribution +
+                           " distribution, not of " + name,
+                       join(keys));
+    }
+  }
+  const ObjectReader r(v, path, keys);
+  RoutingSpec out;
+  out.distribution = distribution_from(name);
+  switch (out.distribution) {
+    case RoutingDistribution::kZipf: out.zipf_s = r.require_number("s", lim::kZipfS); break;
+    case RoutingDistribution::kLognormal: out.lognormal_sigma = r.require_number("sigma", lim::kLognormalSigma); break;
+    case RoutingDistribution::kDirichlet: out.dirichlet_alpha = r.require_number("alpha", lim::kDirichletAlpha); break;
+    case RoutingDistribution::kHistogram: {
+      out.histogram_file = r.require_string("file");
+      std::filesystem::path file(out.histogram_file);
+      if (file.is_relative()) file = base_dir / file;
+      std::error_code ec;
+      if (out.histogram_file.empty() || !std::filesystem::is_regular_file(file, ec)) {
+        throw InputError(r.path_of("file"), describe_value(Json(out.histogram_file)),
+                         "histogram file not found (looked for " + file.string() + ")");
+      }
+      break;
+    }
+    case RoutingDistribution::kBalanced:
+    case RoutingDistribution::kUniform: break;
+  }
+  out.per_layer_variation = r.get_bool("per_layer_variation", false);
+  out.per_step_variation = r.get_bool("per_step_variation", false);
+  out.device_limited_nodes = r.get_int("device_limited_nodes", 0, lim::kDeviceLimitedNodes);
+  return out;
+}
+
+Dispatcher dispatcher_from(const std::string& s) {
+  if (s == "allgather") return Dispatcher::kAllgather;
+  if (s == "deepep") return Dispatcher::kDeepep;
+  if (s == "hybridep") return Dispatcher::kHybridep;
+  return Dispatcher::kAlltoall;
+}
+
+}  // namespace
+
+RecomputeSpec read_recompute(const Json* value) {
+  const std::string path = "/recompute";
+  RecomputeSpec out;
+  if (!value) return out;
+  if (value->is_string()) {
+    const auto s = value->get<std::string>();
+    if (std::find(kGranularities.begin(), kGranularities.end(), s) == kGranularities.end()) {
+      throw InputError(path, describe_value(*value), "unknown value", join(kGranularities));
+    }
+    out.granularity = granularity_from(s);
+  } else if (value->is_object()) {
+    const ObjectReader r(*value, path, {"granularity", "modules"});
+    if (!r.has("granularity")) throw InputError(r.path_of("granularity"), "", "required field is missing", join(kGranularities));
+    out.granularity = granularity_from(r.get_enum("granularity", "none", kGranularities));
+    if (const Json* modules = r.get("modules")) {
+      if (out.granularity != RecomputeGranularity::kSelective) {
+        throw InputError(r.path_of("modules"), describe_value(*modules),
+                         "modules apply to selective recompute only (granularity is " +
+                             std::string(to_string(out.granularity)) + ")");
+      }
+      out.modules = read_modules(*modules, r.path_of("modules"));
+    }
+  } else {
+    throw InputError(path, describe_value(*value),
+                     "expected a string or {\"granularity\", \"modules\"}, got " + describe_type(*value),
+                     join(kGranularities));
+  }
+  // Megatron's default --recompute-modules is the attention core alone.
+  if (out.granularity == RecomputeGranularity::kSelective && out.modules.empty()) out.modules = {"core_attn"};
+  return out;
+}
+
+MoeSpec read_moe(const Json* value, const std::filesystem::path& base_dir) {
+  MoeSpec out;
+  if (!value) return out;
+  const ObjectReader r(*value, "/moe", {"dispatcher", "capacity_factor", "routing", "grouped_gemm"});
+  out.dispatcher = dispatcher_from(r.get_enum("dispatcher", "alltoall", {"alltoall", "allgather", "deepep", "hybridep"}));
+  out.capacity_factor = r.optional_number("capacity_factor", lim::kCapacityFactor);
+  if (const Json* routing = r.get("routing")) out.routing = read_routing(*routing, r.path_of("routing"), base_dir);
+  out.grouped_gemm = r.get_bool("grouped_gemm", true);
+  return out;
+}
+
+OptimizerSpec read_optimizer(const Json* value) {
+  OptimizerSpec out;
+  if (!value) return out;
+  const ObjectReader r(*value, "/optimizer", {"distributed", "overlap_grad_reduce", "overlap_param_gather"});
+  out.distributed = r.get_bool("distributed", true);
+  out.overlap_grad_reduce = r.get_bool("overlap_grad_reduce", true);
+  out.overlap_param_gather = r.get_bool("overlap_param_gather", true);
+  return out;
+}
+
+}  // namespace moesim::config::detail

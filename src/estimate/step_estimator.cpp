@@ -1,0 +1,214 @@
+#include "estimate/step_estimator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/version.hpp"
+#include "estimate/layer_cost.hpp"
+#include "estimate/memory_estimate.hpp"
+#include "estimate/stage_params.hpp"
+#include "estimate/stage_plan.hpp"
+#include "model/counts.hpp"
+
+namespace moesim::estimate {
+namespace {
+
+using collective::Op;
+
+// Megatron DDP bucket: max(40 M, 1 M × dp) parameters (distributed_data_parallel_config.py).
+double bucket_params(double dp) { return std::max(40e6, 1e6 * dp); }
+
+// Bytes the Adam step touches per locally-owned parameter: read fp32 master, m, v and the fp32
+// grad (16), write master, m, v (12) and the 16-bit model weight (2); the grad-norm pass reads the
+// grad once more (4).
+constexpr double kAdamBytesPerParam = 34.0;
+
+struct StageCost {
+  UnitCost unit;  ///< one micro-batch through every chunk of the stage
+  double forward = 0, backward = 0;
+};
+
+struct DpCost {
+  double exposed = 0;
+  double optimizer = 0;
+};
+
+DpCost dp_and_optimizer(const Scenario& s, const GroupLayout& g, const compute::KernelCostModel& kernels,
+                        const RankParams& rp, const StageCost& sc) {
+  const auto& p = s.parallel;
+  const auto& o = s.optimizer;
+  const double dp = static_cast<double>(p.dp);
+  const double edp = static_cast<double>(p.edp(s.system.gpus));
+  // Megatron reduces bf16 gradients in fp32 (arguments.py forces accumulate_allreduce_grads_in_fp32
+  // for bf16); fp16 runs reduce fp16 gradients.
+  const double grad_bytes = s.precision == Precision::kFp16 ? 2.0 : 4.0;
+  const double param_bytes = 2.0;
+  double grad_sync = 0, param_gather = 0, buckets = 1;
+  auto add = [&](double params, const collective::GroupPlacement& group, double ranks) {
+    if (ranks <= 1 || params <= 0) return;
+    if (o.distributed) {
+      grad_sync += collective::collective_time(s.system, Op::kReduceScatter, Bytes(params * grad_bytes), group).value();
+      param_gather += collective::collective_time(s.system, Op::kAllGather, Bytes(params * param_bytes), group).value();
+    } else {
+      grad_sync += collective::collective_time(s.system, Op::kAllReduce, Bytes(params * grad_bytes), group).value();
+    }
+    buckets = std::max(buckets, std::ceil(params / bucket_params(ranks)));
+  };
+  add(rp.dense, g.dp, dp);
+  add(rp.expert, g.edp, edp);
+  DpCost out;
+  // Gradients are reduced bucket by bucket during the last micro-batch's backward; the last bucket
+  // (and whatever the backward cannot cover) stays exposed. Parameters are gathered bucket by bucket
+  // ahead of the next step's first forward.
+  const double grad_exposed = o.overlap_grad_reduce ? std::max(grad_sync / buckets, grad_sync - sc.backward) : grad_sync;
+  const double gather_exposed =
+      (o.distributed && o.overlap_param_gather) ? std::max(param_gather / buckets, param_gather - sc.forward) : param_gather;
+  out.exposed = grad_exposed + gather_exposed;
+  const double owned = o.distributed ? rp.dense / dp + rp.expert / edp : rp.total();
+  out.optimizer = kernels.memory_bound(Bytes(owned * kAdamBytesPerParam)).value();
+  return out;
+}
+
+}  // namespace
+
+Result estimate_step(const Scenario& s) {
+  Result r;
+  r.scenario = s;
+  r.fidelity = "estimate";
+  r.seed = s.seed;
+  r.moesim_version = std::string(kVersion);
+  r.flops_convention = s.flops_convention;
+  r.params = model::count_params(s.model);
+
+  const auto& p = s.parallel;
+  const LayerCostModel lc(s);
+  const std::vector<StageLayers> stages = plan_stages(s);
+  const std::vector<RankParams> params = rank_params(s, stages);
+
+  // Layers of one kind cost the same: cache by (MoE?, attention span).
+  std::map<std::pair<bool, std::int64_t>, UnitCost> cache;
+  auto layer_cost = [&](std::int64_t layer) -> const UnitCost& {
+    const bool moe = s.model.layer_is_moe(layer);
+    const std::int64_t span = s.model.attention_span(layer, s.training.seq_length);
+    auto key = std::make_pair(moe, span);
+    auto it = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, lc.transformer_layer(moe, span)).first;
+    return it->second;
+  };
+
+  std::vector<StageCost> stage_costs(stages.size());
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    StageCost& sc = stage_costs[i];
+    for (std::int64_t layer : stages[i].layers) sc.unit += layer_cost(layer);
+    if (stages[i].has_embedding) sc.unit += lc.embedding();
+    if (stages[i].has_output_head) {
+      sc.unit += lc.output_head().scaled(static_cast<double>(1 + s.model.mtp_num_layers));
+      for (std::int64_t k = 0; k < s.model.mtp_num_layers; ++k) {
+        sc.unit += layer_cost(s.model.num_layers - 1);
+        sc.unit += lc.mtp_projection();
+      }
+    }
+    sc.forward = sc.unit.forward.total();
+    sc.backward = sc.unit.backward.total();
+  }
+
+  // Pipeline schedule (1F1B, or interleaved with vpp chunks): the slowest stage runs all m
+  // micro-batches back to back; the fill and drain through the other stages cost 1/vpp of theirs.
+  const double m = static_cast<double>(s.num_microbatches());
+  const double vpp = static_cast<double>(p.vpp);
+  std::size_t slowest = 0;
+  double sum_x = 0;
+  for (std::size_t i = 0; i < stage_costs.size(); ++i) {
+    const double x = stage_costs[i].forward + stage_costs[i].backward;
+    sum_x += x;
+    if (x > stage_costs[slowest].forward + stage_costs[slowest].backward) slowest = i;
+  }
+  const double x_max = stage_costs[slowest].forward + stage_costs[slowest].backward;
+  double pp_comm = 0;
+  if (p.pp > 1) {
+    const double boundary_bytes = static_cast<double>(s.training.micro_batch_size * s.training.seq_length / p.cp *
+                                                      s.model.hidden_size) *
+                                  2.0 / (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
+    const double t_p2p =
+        collective::collective_time(s.system, Op::kSendRecv, Bytes(boundary_bytes), lc.groups().pp).value();
+    // 1F1B blocks on each activation / gradient exchange; the interleaved schedule overlaps them in
+    // steady state and only the fill and drain wait.
+    pp_comm = p.vpp > 1 ? 2.0 * static_cast<double>(p.pp - 1) * t_p2p
+                        : 2.0 * (m + static_cast<double>(p.pp - 1)) * t_p2p;
+  }
+  const double pipeline = m * x_max + (sum_x - x_max) / vpp + pp_comm;
+
+  // Each stage finishes its last backward earlier than stage 0 by the drain behind it; then it
+  // reduces gradients and steps the optimizer. The step ends when the last stage is done.
+  double best_end = -1;
+  std::size_t critical = 0;
+  std::vector<DpCost> dp_costs;
+  double offset = 0;
+  for (std::size_t i = 0; i < stage_costs.size(); ++i) {
+    dp_costs.push_back(dp_and_optimizer(s, lc.groups(), lc.kernels(), params[i], stage_costs[i]));
+    const double end = pipeline - offset + dp_costs.back().exposed + dp_costs.back().optimizer;
+    if (end > best_end + 1e-15) {
+      best_end = end;
+      critical = i;
+    }
+    offset += stage_costs[i].backward / vpp;
+  }
+  r.step_time_s = best_end;
+
+  const StageCost& cs = stage_costs[critical];
+  Breakdown& b = r.breakdown;
+  b.compute = m * (cs.unit.forward.compute + cs.unit.backward.compute);
+  b.tp_comm = m * (cs.unit.forward.tp_comm + cs.unit.backward.tp_comm);
+  b.cp_comm = m * (cs.unit.forward.cp_comm + cs.unit.backward.cp_comm);
+  b.ep_comm = m * (cs.unit.forward.ep_comm + cs.unit.backward.ep_comm);
+  b.pp_comm = pp_comm;
+  b.dp_comm = dp_costs[critical].exposed;
+  b.optimizer = dp_costs[critical].optimizer;
+  b.exposed_comm = b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.dp_comm;
+  b.bubble = std::max(0.0, r.step_time_s - b.compute - b.exposed_comm - b.optimizer);
+  b.moe_imbalance = 1.0;
+
+  const double tokens = static_cast<double>(s.training.global_batch_size * s.training.seq_length);
+  const double gpus = static_cast<double>(s.system.gpus);
+  r.tokens_per_s = tokens / r.step_time_s;
+  r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
+  r.model_flops_per_step =
+      model::model_flops_per_step(s.model, s.training.seq_length, s.training.global_batch_size, s.flops_convention);
+  r.model_tflops_per_gpu = r.model_flops_per_step / r.step_time_s / gpus / 1e12;
+  const double peak = s.system.gpu.peak(s.precision).value_or(FlopsPerSecond(0)).value();
+  r.mfu = peak > 0 ? r.model_flops_per_step / r.step_time_s / gpus / peak : 0.0;
+
+  r.layout.dp = p.dp;
+  r.layout.edp = p.edp(s.system.gpus);
+  r.layout.num_microbatches = s.num_microbatches();
+  r.layout.num_nodes = (s.system.gpus + s.system.gpus_per_node - 1) / s.system.gpus_per_node;
+  for (const auto& st : stages) r.layout.layers_per_stage.push_back(static_cast<std::int64_t>(st.layers.size()));
+
+  if (s.model.num_layers % (p.pp * p.vpp) != 0) {
+    r.warnings.push_back(fmt::format("{} layers do not split evenly over pp·vpp = {} chunks; layers per stage: {}",
+                                     s.model.num_layers, p.pp * p.vpp, fmt::join(r.layout.layers_per_stage, ", ")));
+  }
+  if (s.model.is_moe() && s.moe.routing.distribution != RoutingDistribution::kBalanced) {
+    r.warnings.push_back(fmt::format(
+        "routing distribution '{}': fidelity estimate assumes balanced expert loads (moe_imbalance 1.0); "
+        "skewed loads are modelled by the MoE routing work (issue 5)",
+        to_string(s.moe.routing.distribution)));
+  }
+  if (s.model.is_moe() && s.moe.capacity_factor && *s.moe.capacity_factor < 1.0) {
+    r.warnings.push_back(fmt::format("capacity_factor {} < 1 drops tokens; fidelity estimate does not remove them yet",
+                                     *s.moe.capacity_factor));
+  }
+  if (!s.profile.empty()) {
+    r.warnings.push_back("system.profile '" + s.profile +
+                         "' is not read yet: kernel and collective times come from datasheet figures (roofline)");
+  }
+  r.warnings.push_back("kernel times from datasheet roofline with shape-dependent GEMM efficiency (no calibration profile)");
+  r.memory = estimate_memory(s, stages, params, r.warnings);
+  return r;
+}
+
+}  // namespace moesim::estimate

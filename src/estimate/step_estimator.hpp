@@ -1,0 +1,12 @@
+#pragma once
+// Fidelity "estimate": a closed-form step time for a scenario, from per-layer costs composed over
+// the pipeline schedule, plus DP gradient traffic, the optimizer step and a first memory estimate.
+// Built to be called thousands of times a second by the planner.
+#include "scenario/result.hpp"
+
+namespace moesim::estimate {
+
+/// Answers the scenario at fidelity "estimate". The scenario must have passed validate_layout.
+[[nodiscard]] Result estimate_step(const Scenario& scenario);
+
+}  // namespace moesim::estimate

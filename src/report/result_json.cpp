@@ -1,0 +1,202 @@
+// JSON writers of the result contract (../shared/spec/scenario.md "Result", schema moesim.result/1).
+// Objects are nlohmann::json (keys sorted), numbers are written in their shortest round-trip form, so
+// the same Result always gives the same bytes.
+#include "report/result_json.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "core/error.hpp"
+#include "model/counts.hpp"
+
+namespace moesim::report {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr const char* kScenarioSchema = "moesim.scenario/1";
+constexpr const char* kResultSchema = "moesim.result/1";
+
+/// A NaN or an infinity in a result is a bug upstream; JSON would silently turn it into null.
+double finite(double v, const char* field) {
+  if (!std::isfinite(v)) throw InternalError(std::string("result field ") + field + " is not finite");
+  return v;
+}
+
+Json mla_to_json(const model::MlaSpec& m) {
+  return Json{{"q_lora_rank", m.q_lora_rank},
+              {"kv_lora_rank", m.kv_lora_rank},
+              {"qk_head_dim", m.qk_head_dim},
+              {"qk_pos_emb_head_dim", m.qk_pos_emb_head_dim},
+              {"v_head_dim", m.v_head_dim}};
+}
+
+Json routing_to_json(const RoutingSpec& r) {
+  Json j{{"distribution", std::string(to_string(r.distribution))},
+         {"per_layer_variation", r.per_layer_variation},
+         {"per_step_variation", r.per_step_variation},
+         {"device_limited_nodes", r.device_limited_nodes}};
+  switch (r.distribution) {
+    case RoutingDistribution::kZipf: j["s"] = finite(r.zipf_s, "moe.routing.s"); break;
+    case RoutingDistribution::kLognormal: j["sigma"] = finite(r.lognormal_sigma, "moe.routing.sigma"); break;
+    case RoutingDistribution::kDirichlet: j["alpha"] = finite(r.dirichlet_alpha, "moe.routing.alpha"); break;
+    case RoutingDistribution::kHistogram: j["file"] = r.histogram_file; break;
+    case RoutingDistribution::kBalanced:
+    case RoutingDistribution::kUniform: break;
+  }
+  return j;
+}
+
+Json recompute_to_json(const RecomputeSpec& r) {
+  Json j{{"granularity", std::string(to_string(r.granularity))}};
+  if (r.granularity == RecomputeGranularity::kSelective) j["modules"] = r.modules;
+  return j;
+}
+
+Json params_to_json(const model::ParamCounts& p) {
+  return Json{{"total", finite(p.total, "params.total")},
+              {"active", finite(p.active, "params.active")},
+              {"embedding", finite(p.embedding, "params.embedding")},
+              {"output_layer", finite(p.output_layer, "params.output_layer")},
+              {"transformer_layers", finite(p.transformer_layers, "params.transformer_layers")},
+              {"mtp", finite(p.mtp, "params.mtp")},
+              {"expert_params", finite(p.expert_params, "params.expert_params")}};
+}
+
+Json layout_to_json(const DerivedLayout& l) {
+  return Json{{"dp", l.dp},
+              {"edp", l.edp},
+              {"num_microbatches", l.num_microbatches},
+              {"num_nodes", l.num_nodes},
+              {"layers_per_stage", l.layers_per_stage}};
+}
+
+Json memory_to_json(const MemoryResult& m) {
+  Json stages = Json::array();
+  for (const StageMemory& s : m.per_stage) {
+    stages.push_back(Json{{"stage", s.stage},
+                          {"weights_bytes", finite(s.weights_bytes, "memory.per_stage.weights_bytes")},
+                          {"grads_bytes", finite(s.grads_bytes, "memory.per_stage.grads_bytes")},
+                          {"optimizer_bytes", finite(s.optimizer_bytes, "memory.per_stage.optimizer_bytes")},
+                          {"activations_bytes", finite(s.activations_bytes, "memory.per_stage.activations_bytes")},
+                          {"buffers_bytes", finite(s.buffers_bytes, "memory.per_stage.buffers_bytes")},
+                          {"peak_bytes", finite(s.peak_bytes, "memory.per_stage.peak_bytes")}});
+  }
+  return Json{{"peak_bytes", finite(m.peak_bytes, "memory.peak_bytes")},
+              {"capacity_bytes", finite(m.capacity_bytes, "memory.capacity_bytes")},
+              {"fits", m.fits},
+              {"per_stage", stages}};
+}
+
+Json breakdown_to_json(const Breakdown& b) {
+  return Json{{"compute", finite(b.compute, "breakdown.compute")},
+              {"tp_comm", finite(b.tp_comm, "breakdown.tp_comm")},
+              {"cp_comm", finite(b.cp_comm, "breakdown.cp_comm")},
+              {"ep_comm", finite(b.ep_comm, "breakdown.ep_comm")},
+              {"pp_comm", finite(b.pp_comm, "breakdown.pp_comm")},
+              {"dp_comm", finite(b.dp_comm, "breakdown.dp_comm")},
+              {"bubble", finite(b.bubble, "breakdown.bubble")},
+              {"exposed_comm", finite(b.exposed_comm, "breakdown.exposed_comm")},
+              {"optimizer", finite(b.optimizer, "breakdown.optimizer")},
+              {"moe_imbalance", finite(b.moe_imbalance, "breakdown.moe_imbalance")}};
+}
+
+}  // namespace
+
+nlohmann::json model_to_json(const model::ModelSpec& m) {
+  Json j{{"name", m.name},
+         {"source", m.source},
+         {"num_layers", m.num_layers},
+         {"hidden_size", m.hidden_size},
+         {"num_attention_heads", m.num_attention_heads},
+         {"num_query_groups", m.num_query_groups},
+         {"kv_channels", m.kv_channels},
+         {"ffn_hidden_size", m.ffn_hidden_size},
+         {"gated_linear_unit", m.gated_linear_unit},
+         {"vocab_size", m.vocab_size},
+         {"causal", m.causal},
+         {"add_bias_linear", m.add_bias_linear},
+         {"num_moe_experts", m.num_moe_experts},
+         {"mtp_num_layers", m.mtp_num_layers},
+         {"share_embeddings_and_output_weights", m.share_embeddings_and_output_weights},
+         {"sliding_window", m.sliding_window},
+         {"sliding_window_pattern", m.sliding_window_pattern}};
+  // The MoE fields have no meaning (and no valid value) in a dense model.
+  if (m.is_moe()) {
+    j["moe_router_topk"] = m.moe_router_topk;
+    j["moe_ffn_hidden_size"] = m.moe_ffn_hidden_size;
+    j["moe_shared_expert_intermediate_size"] = m.moe_shared_expert_intermediate_size;
+    Json freq = Json::array();
+    for (bool moe : m.moe_layer_pattern) freq.push_back(moe ? 1 : 0);
+    j["moe_layer_freq"] = freq;
+  }
+  if (m.multi_latent_attention) j["multi_latent_attention"] = mla_to_json(*m.multi_latent_attention);
+  return j;
+}
+
+nlohmann::json scenario_to_json(const Scenario& s) {
+  Json system{{"preset", s.system.name}, {"gpus", s.system.gpus}, {"gpu", s.system.gpu.name}};
+  if (!s.profile.empty()) system["profile"] = s.profile;
+  const auto& p = s.parallel;
+  Json moe{{"dispatcher", std::string(to_string(s.moe.dispatcher))},
+           {"capacity_factor", nullptr},
+           {"routing", routing_to_json(s.moe.routing)},
+           {"grouped_gemm", s.moe.grouped_gemm}};
+  if (s.moe.capacity_factor) moe["capacity_factor"] = finite(*s.moe.capacity_factor, "moe.capacity_factor");
+  return Json{{"schema", kScenarioSchema},
+              {"name", s.name},
+              {"model", model_to_json(s.model)},
+              {"system", system},
+              {"training",
+               {{"seq_length", s.training.seq_length},
+                {"micro_batch_size", s.training.micro_batch_size},
+                {"global_batch_size", s.training.global_batch_size},
+                {"attention_backend", std::string(to_string(s.attention_backend))}}},
+              {"parallel",
+               {{"tp", p.tp},
+                {"pp", p.pp},
+                {"vpp", p.vpp},
+                {"cp", p.cp},
+                {"ep", p.ep},
+                {"etp", p.etp},
+                {"dp", p.dp},
+                {"sequence_parallel", p.sequence_parallel},
+                {"tp_comm_overlap", p.tp_comm_overlap}}},
+              {"precision", std::string(to_string(s.precision))},
+              {"recompute", recompute_to_json(s.recompute)},
+              {"moe", moe},
+              {"optimizer",
+               {{"distributed", s.optimizer.distributed},
+                {"overlap_grad_reduce", s.optimizer.overlap_grad_reduce},
+                {"overlap_param_gather", s.optimizer.overlap_param_gather}}},
+              {"seed", s.seed},
+              {"flops_convention", std::string(model::to_string(s.flops_convention))}};
+}
+
+nlohmann::json result_to_json(const Result& r) {
+  return Json{{"schema", kResultSchema},
+              {"scenario", scenario_to_json(r.scenario)},
+              {"fidelity", r.fidelity},
+              {"step_time_s", finite(r.step_time_s, "step_time_s")},
+              {"tokens_per_s", finite(r.tokens_per_s, "tokens_per_s")},
+              {"tokens_per_s_per_gpu", finite(r.tokens_per_s_per_gpu, "tokens_per_s_per_gpu")},
+              {"model_flops_per_step", finite(r.model_flops_per_step, "model_flops_per_step")},
+              {"model_tflops_per_gpu", finite(r.model_tflops_per_gpu, "model_tflops_per_gpu")},
+              {"mfu", finite(r.mfu, "mfu")},
+              {"flops_convention", std::string(model::to_string(r.flops_convention))},
+              {"params", params_to_json(r.params)},
+              {"layout", layout_to_json(r.layout)},
+              {"memory", memory_to_json(r.memory)},
+              {"breakdown", breakdown_to_json(r.breakdown)},
+              {"warnings", r.warnings},
+              {"seed", r.seed},
+              {"moesim_version", r.moesim_version}};
+}
+
+std::string result_to_json_text(const Result& r) {
+  // Replacing invalid UTF-8 keeps a hand-built label from aborting the write of a whole result.
+  return result_to_json(r).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace moesim::report

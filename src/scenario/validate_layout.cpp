@@ -1,0 +1,220 @@
+// Cross-field rules of a scenario: what Megatron-Core would refuse at start-up (divisibility of the
+// parallel grid, batch and sequence splits), reported as one InputError naming the field, the value,
+// the rule and the values that would work.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "scenario/scenario.hpp"
+
+namespace moesim {
+namespace {
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+/// Divisors of n in increasing order; `limit` keeps the "allowed" list of a message short.
+std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t limit = std::numeric_limits<std::int64_t>::max()) {
+  std::vector<std::int64_t> low, high;
+  for (std::int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    low.push_back(d);
+    if (d != n / d) high.push_back(n / d);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  low.erase(std::remove_if(low.begin(), low.end(), [&](std::int64_t d) { return d > limit; }), low.end());
+  return low;
+}
+
+std::string list_text(const std::vector<std::int64_t>& values) {
+  std::vector<std::string> out;
+  out.reserve(values.size());
+  for (auto v : values) out.push_back(str(v));
+  return join(out);
+}
+
+bool has_dense_layer(const model::ModelSpec& m) { return !m.is_moe() || m.num_moe_layers() < m.num_layers; }
+
+void check_positive_sizes(const Scenario& s) {
+  // Programmatic scenarios (the planner) skip the loader's range checks; a zero here would divide by zero below.
+  const ParallelSpec& p = s.parallel;
+  const std::pair<const char*, std::int64_t> sizes[] = {{"tp", p.tp}, {"pp", p.pp}, {"vpp", p.vpp}, {"cp", p.cp},
+                                                        {"ep", p.ep}, {"etp", p.etp}, {"dp", p.dp}};
+  for (const auto& [key, value] : sizes) {
+    if (value < 1) {
+      throw InputError(std::string("/parallel/") + key, str(value), std::string(key) + " must be at least 1",
+                       "integers >= 1");
+    }
+  }
+  if (s.system.gpus < 1) throw InputError("/system/gpus", str(s.system.gpus), "gpus must be at least 1", "integers >= 1");
+  if (s.training.micro_batch_size < 1) {
+    throw InputError("/training/micro_batch_size", str(s.training.micro_batch_size),
+                     "micro_batch_size must be at least 1", "integers >= 1");
+  }
+}
+
+void check_tensor_parallel(const Scenario& s) {
+  const auto& m = s.model;
+  const std::int64_t tp = s.parallel.tp;
+  // model::validate guarantees these; a hand-built spec without them has nothing to shard.
+  if (m.num_attention_heads < 1 || m.num_query_groups < 1) return;
+  const bool dense_ffn = has_dense_layer(m) && m.ffn_hidden_size > 0;
+  // Every tp constraint at once, so the allowed list only offers values that pass all of them.
+  std::int64_t common = std::gcd(m.num_attention_heads, m.num_query_groups);
+  if (dense_ffn) common = std::gcd(common, m.ffn_hidden_size);
+  const std::string allowed = list_text(divisors(common));
+  if (m.num_attention_heads % tp != 0) {
+    throw InputError("/parallel/tp", str(tp),
+                     "tp must divide model.num_attention_heads (" + str(m.num_attention_heads) + ")", allowed);
+  }
+  if (m.num_query_groups % tp != 0) {
+    throw InputError("/parallel/tp", str(tp), "tp must divide model.num_query_groups (" + str(m.num_query_groups) + ")",
+                     allowed);
+  }
+  if (dense_ffn && m.ffn_hidden_size % tp != 0) {
+    throw InputError("/parallel/tp", str(tp),
+                     "tp must divide model.ffn_hidden_size (" + str(m.ffn_hidden_size) + ") of the dense layers", allowed);
+  }
+}
+
+void check_sequence_parallel(const Scenario& s) {
+  if (s.parallel.sequence_parallel && s.parallel.tp == 1) {
+    throw InputError("/parallel/sequence_parallel", "true",
+                     "sequence_parallel shards activations over the tensor-parallel group and needs tp > 1",
+                     "false when tp = 1");
+  }
+  // Megatron: TP communication overlap (TE userbuffers) works on the sequence-parallel collectives.
+  if (s.parallel.tp_comm_overlap && !s.parallel.sequence_parallel) {
+    throw InputError("/parallel/tp_comm_overlap", "true", "tp_comm_overlap needs sequence_parallel (and tp > 1)",
+                     "false without sequence_parallel");
+  }
+}
+
+void check_pipeline(const Scenario& s) {
+  const std::int64_t layers = s.model.num_layers, pp = s.parallel.pp, vpp = s.parallel.vpp;
+  if (pp > layers) {
+    throw InputError("/parallel/pp", str(pp), "pp must not exceed model.num_layers (" + str(layers) + ")",
+                     "integers from 1 to " + str(layers));
+  }
+  if (vpp > 1 && pp == 1) {
+    throw InputError("/parallel/vpp", str(vpp), "vpp > 1 interleaves pipeline stages and needs pp > 1",
+                     "1 when pp = 1");
+  }
+  // Uneven splits are allowed (the estimator distributes layers), but no virtual stage may be empty.
+  if (pp * vpp > layers) {
+    throw InputError("/parallel/vpp", str(vpp),
+                     "pp·vpp (" + str(pp) + "·" + str(vpp) + " = " + str(pp * vpp) +
+                         ") must not exceed model.num_layers (" + str(layers) + ")",
+                     "integers from 1 to " + str(layers / pp));
+  }
+}
+
+void check_context_parallel(const Scenario& s) {
+  const std::int64_t cp = s.parallel.cp, seq = s.training.seq_length;
+  if (cp == 1 || seq % (2 * cp) == 0) return;
+  // Megatron splits the sequence into 2·cp chunks so that every rank gets an equal share of causal work.
+  std::vector<std::int64_t> ok{1};
+  if (seq % 2 == 0) {
+    for (auto c : divisors(seq / 2, s.system.gpus)) {
+      if (c > 1) ok.push_back(c);
+    }
+  }
+  throw InputError("/parallel/cp", str(cp),
+                   "cp > 1 needs training.seq_length (" + str(seq) + ") divisible by 2·cp (" + str(2 * cp) + ")",
+                   list_text(ok));
+}
+
+void check_gpu_count(const Scenario& s) {
+  const std::int64_t gpus = s.system.gpus, per_node = s.system.gpus_per_node;
+  if (per_node > 0 && gpus > per_node && gpus % per_node != 0) {
+    throw InputError("/system/gpus", str(gpus),
+                     "gpus above one node must fill whole nodes (" + s.system.name + " has " + str(per_node) + " GPUs per node)",
+                     "1 to " + str(per_node) + ", or multiples of " + str(per_node));
+  }
+  const auto& p = s.parallel;
+  const std::int64_t mp = p.model_parallel();
+  if (gpus % mp != 0) {
+    throw InputError("/system/gpus", str(gpus),
+                     "gpus must be divisible by tp·cp·pp (" + str(p.tp) + "·" + str(p.cp) + "·" + str(p.pp) + " = " +
+                         str(mp) + ")",
+                     "multiples of " + str(mp));
+  }
+  if (p.dp != gpus / mp) {
+    throw InputError("/parallel/dp", str(p.dp),
+                     "dp must equal system.gpus / (tp·cp·pp) = " + str(gpus) + " / " + str(mp) + " = " + str(gpus / mp),
+                     str(gpus / mp));
+  }
+}
+
+void check_experts(const Scenario& s) {
+  const auto& m = s.model;
+  const auto& p = s.parallel;
+  if (!m.is_moe()) {
+    if (p.ep != 1) {
+      throw InputError("/parallel/ep", str(p.ep), "ep must be 1 for a dense model (model.num_moe_experts is 0)", "1");
+    }
+    return;
+  }
+  if (m.num_moe_experts % p.ep != 0) {
+    throw InputError("/parallel/ep", str(p.ep), "ep must divide model.num_moe_experts (" + str(m.num_moe_experts) + ")",
+                     list_text(divisors(m.num_moe_experts)));
+  }
+  if (m.moe_ffn_hidden_size > 0 && m.moe_ffn_hidden_size % p.etp != 0) {
+    throw InputError("/parallel/etp", str(p.etp),
+                     "etp must divide model.moe_ffn_hidden_size (" + str(m.moe_ffn_hidden_size) + ")",
+                     list_text(divisors(m.moe_ffn_hidden_size, s.system.gpus)));
+  }
+  // MoE parallel folding: the expert grid etp·ep·edp·pp spans the same GPUs as tp·cp·dp·pp.
+  const std::int64_t grid = p.etp * p.ep * p.pp;
+  if (s.system.gpus % grid != 0) {
+    std::vector<std::int64_t> ok;
+    for (auto e : divisors(m.num_moe_experts)) {
+      if (s.system.gpus % (p.etp * e * p.pp) == 0) ok.push_back(e);
+    }
+    throw InputError("/parallel/ep", str(p.ep),
+                     "etp·ep·pp (" + str(p.etp) + "·" + str(p.ep) + "·" + str(p.pp) + " = " + str(grid) +
+                         ") must divide system.gpus (" + str(s.system.gpus) + ")",
+                     list_text(ok));
+  }
+}
+
+void check_batch(const Scenario& s) {
+  const auto& t = s.training;
+  const std::int64_t per_step = t.micro_batch_size * s.parallel.dp;
+  if (t.global_batch_size % per_step != 0) {
+    throw InputError("/training/global_batch_size", str(t.global_batch_size),
+                     "global_batch_size must be divisible by micro_batch_size·dp (" + str(t.micro_batch_size) + "·" +
+                         str(s.parallel.dp) + " = " + str(per_step) + ")",
+                     "multiples of " + str(per_step));
+  }
+}
+
+void check_precision(const Scenario& s) {
+  if (s.system.gpu.supports(s.precision)) return;
+  std::vector<std::string> ok;
+  for (Precision p : kAllPrecisions) {
+    if (s.system.gpu.supports(p)) ok.emplace_back(to_string(p));
+  }
+  throw InputError("/precision", "\"" + std::string(to_string(s.precision)) + "\"",
+                   "GPU " + s.system.gpu.name + " does not support " + std::string(to_string(s.precision)), join(ok));
+}
+
+}  // namespace
+
+void validate_layout(const Scenario& s) {
+  check_positive_sizes(s);
+  check_precision(s);
+  check_tensor_parallel(s);
+  check_sequence_parallel(s);
+  check_pipeline(s);
+  check_context_parallel(s);
+  check_gpu_count(s);
+  check_experts(s);
+  check_batch(s);
+}
+
+}  // namespace moesim

@@ -1,0 +1,118 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "../test_paths.hpp"
+#include "run_command.hpp"
+
+using namespace moesim;
+namespace fs = std::filesystem;
+
+namespace {
+std::string bin() { return test::moesim_binary(); }
+std::string root() { return test::source_dir().string(); }
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+}  // namespace
+
+TEST_CASE("--version and --help exit 0") {
+  auto r = test::run_command(bin() + " --version", root());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("moesim 0.") == 0);
+  r = test::run_command(bin() + " simulate --help", root());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("--json") != std::string::npos);
+  r = test::run_command(bin() + " --no-such-flag", root());
+  CHECK(r.exit_code == 2);
+  r = test::run_command(bin(), root());
+  CHECK(r.exit_code == 2);
+}
+
+TEST_CASE("simulate writes every required result field, byte-identical on a re-run") {
+  const fs::path examples = test::shared_dir() / "spec/examples";
+  if (!fs::exists(examples)) {
+    MESSAGE("skipped: " << examples << " not present");
+    return;
+  }
+  const fs::path out = test::binary_dir() / "cli-test-results";
+  fs::create_directories(out);
+  for (const auto& e : fs::directory_iterator(examples)) {
+    CAPTURE(e.path().string());
+    const std::string a = (out / ("a-" + e.path().filename().string())).string();
+    const std::string b = (out / ("b-" + e.path().filename().string())).string();
+    auto r1 = test::run_command(bin() + " simulate '" + e.path().string() + "' --json '" + a + "'", root());
+    REQUIRE_MESSAGE(r1.exit_code == 0, r1.err);
+    CHECK(r1.out.find("breakdown") != std::string::npos);
+    auto r2 = test::run_command(bin() + " simulate -q '" + e.path().string() + "' --json '" + b + "'", root());
+    REQUIRE(r2.exit_code == 0);
+    CHECK(r2.out.empty());
+    const std::string ta = test::slurp(a), tb = test::slurp(b);
+    CHECK(ta == tb);
+    const auto j = nlohmann::json::parse(ta);
+    CHECK(j.at("schema") == "moesim.result/1");
+    for (const char* k : {"scenario", "fidelity", "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
+                          "model_tflops_per_gpu", "mfu", "flops_convention", "memory", "breakdown", "warnings", "seed",
+                          "moesim_version"}) {
+      CHECK_MESSAGE(j.contains(k), k);
+    }
+    for (const char* k : {"peak_bytes", "per_stage", "fits", "capacity_bytes"}) CHECK_MESSAGE(j.at("memory").contains(k), k);
+    for (const char* k : {"weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "buffers_bytes", "peak_bytes"}) {
+      CHECK_MESSAGE(j.at("memory").at("per_stage").at(0).contains(k), k);
+    }
+    for (const char* k : {"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble", "exposed_comm",
+                          "optimizer", "moe_imbalance"}) {
+      CHECK_MESSAGE(j.at("breakdown").contains(k), k);
+    }
+    CHECK(j.at("step_time_s").get<double>() > 0);
+    CHECK(j.at("fidelity") == "estimate");
+  }
+}
+
+TEST_CASE("every invalid input exits 2 with its one-line message") {
+  const fs::path dir = test::source_dir() / "tests/invalid";
+  int cases = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".expect") continue;
+    fs::path input = e.path();
+    input.replace_extension(".json");
+    CAPTURE(input.string());
+    const std::string rel = fs::relative(input, test::source_dir()).string();
+    const std::string out = (test::binary_dir() / "cli-test-never-written.json").string();
+    fs::remove(out);
+    auto r = test::run_command(bin() + " simulate '" + rel + "' --json '" + out + "'", root());
+    CHECK(r.exit_code == 2);
+    CHECK(trim(r.err) == "moesim: error: " + trim(test::slurp(e.path().string())));
+    CHECK_FALSE(fs::exists(out));
+    ++cases;
+  }
+  CHECK(cases >= 15);
+  auto r = test::run_command(bin() + " simulate no/such/file.json", root());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("no/such/file.json: at /: file not found, and not a built-in scenario; allowed: ") != std::string::npos);
+  r = test::run_command(bin() + " simulate mixtral-8x7b-h100-64 --fidelity simulation", root());
+  CHECK(r.exit_code == 2);
+}
+
+TEST_CASE("catalogue commands list the presets") {
+  auto r = test::run_command(bin() + " models list", root());
+  CHECK(r.exit_code == 0);
+  for (const char* m : {"mixtral-8x7b", "deepseek-v3", "qwen3-235b-a22b", "esm2-15b", "llama-3.1-405b"}) {
+    CHECK_MESSAGE(r.out.find(m) != std::string::npos, m);
+  }
+  r = test::run_command(bin() + " systems list", root());
+  CHECK(r.exit_code == 0);
+  for (const char* s : {"dgx-a100", "hgx-h100", "gb200-nvl72", "gb300-nvl72"}) CHECK_MESSAGE(r.out.find(s) != std::string::npos, s);
+  r = test::run_command(bin() + " systems show hgx-h100", root());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("sources") != std::string::npos);
+  r = test::run_command(bin() + " models show nope", root());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("unknown model preset") != std::string::npos);
+  r = test::run_command(bin() + " scenarios list", root());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("mixtral-8x7b-h100-64") != std::string::npos);
+}

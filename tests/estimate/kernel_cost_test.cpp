@@ -1,0 +1,51 @@
+#include <doctest/doctest.h>
+
+#include "compute/kernel_cost.hpp"
+#include "config/hw_loader.hpp"
+
+using namespace moesim;
+
+TEST_CASE("GEMM efficiency depends on shape: small and ragged GEMMs run further below peak") {
+  const compute::KernelCostModel k(config::load_gpu_preset("h100-sxm"));
+  const double big = k.gemm_efficiency({8192, 8192, 8192, 1});
+  const double small = k.gemm_efficiency({1024, 1024, 1024, 1});
+  const double short_k = k.gemm_efficiency({8192, 8192, 128, 1});
+  CHECK(big > small);
+  CHECK(big > short_k);
+  CHECK(big <= k.gpu().gemm_peak_efficiency);
+  CHECK(big > 0.9 * k.gpu().gemm_peak_efficiency);
+  // Wave quantisation: one more 128×256 tile than there are SMs costs a second, nearly empty wave
+  // unless a smaller tile fills the machine better; either way it cannot beat the exact fit.
+  const auto sms = k.gpu().sm_count;
+  const double exact = k.gemm_efficiency({128 * sms, 256, 4096, 1});
+  const double one_more = k.gemm_efficiency({128 * sms + 128, 256, 4096, 1});
+  CHECK(exact > one_more);
+}
+
+TEST_CASE("GEMM time is compute-bound for square GEMMs and memory-bound for skinny ones") {
+  const auto gpu = config::load_gpu_preset("h100-sxm");
+  const compute::KernelCostModel k(gpu);
+  const double peak = gpu.peak(Precision::kBf16)->value();
+  const double t = k.gemm({8192, 8192, 8192, 1}, Precision::kBf16).value();
+  const double achieved = 2.0 * 8192.0 * 8192.0 * 8192.0 / t;
+  CHECK(achieved / peak == doctest::Approx(k.gemm_efficiency({8192, 8192, 8192, 1})).epsilon(0.01));
+  // 802816×192×768 (Azure AI-benchmarking-guide shape) moves ~0.9 GB for 0.24 TFLOP: memory-bound.
+  const double skinny = k.gemm({802816, 192, 768, 1}, Precision::kFp8).value();
+  const double bytes = 802816.0 * 768 + 768.0 * 192 + 2.0 * 802816 * 192;
+  CHECK(skinny == doctest::Approx(bytes / (gpu.hbm_bandwidth.value() * gpu.hbm_efficiency) + k.launch_gap().value()));
+  // FP8 doubles the peak: a large FP8 GEMM is faster than the same BF16 one.
+  CHECK(k.gemm({8192, 8192, 8192, 1}, Precision::kFp8).value() < t);
+}
+
+TEST_CASE("attention: causal halves the work, backward costs more than forward") {
+  const compute::KernelCostModel k(config::load_gpu_preset("h100-sxm"));
+  compute::AttentionShape a{32, 4096, 4096, 128, 128, true};
+  compute::AttentionShape full = a;
+  full.causal = false;
+  CHECK(compute::KernelCostModel::attention_forward_flops(full).value() ==
+        doctest::Approx(2.0 * compute::KernelCostModel::attention_forward_flops(a).value()));
+  CHECK(compute::KernelCostModel::attention_forward_flops(a).value() == doctest::Approx(2.0 * 32 * 4096.0 * 4096 / 2 * 256));
+  CHECK(k.flash_attention_backward(a) > k.flash_attention_forward(a));
+  // Unfused attention materialises s×s scores: slower than the fused kernel at long sequences.
+  CHECK(k.unfused_attention_forward(full, Precision::kBf16) > k.flash_attention_forward(full) * 0.5);
+}
