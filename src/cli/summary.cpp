@@ -71,7 +71,7 @@ std::string format_result_summary(const Result& r) {
   out += fmt::format("step       {:.4f} s · {} tokens/s · {} tokens/s/GPU · {:.1f} model TFLOP/s/GPU · MFU {:.1f}% ({})\n",
                      r.step_time_s, thousands(r.tokens_per_s), thousands(r.tokens_per_s_per_gpu), r.model_tflops_per_gpu,
                      100.0 * r.mfu, model::to_string(r.flops_convention));
-  out += "breakdown  (seconds on the critical rank)\n";
+  out += fmt::format("breakdown  (seconds on the critical rank: pipeline stage {}, the bottleneck)\n", b.critical_stage);
   const double t = r.step_time_s;
   auto row = [&](const char* name, double v) { out += fmt::format("  {:<13} {:>10.4f}  {:>6}\n", name, v, pct(v, t)); };
   row("compute", b.compute);

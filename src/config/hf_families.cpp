@@ -157,11 +157,12 @@ Imported read_all_moe(const ObjectReader& r, std::initializer_list<const char*> 
   std::string used;
   s.num_moe_experts = require_alias(r, expert_keys, lim::kExperts, used);
   map_key(imp, "num_moe_experts", used);
+  if (!s.is_moe()) return imp;
   s.moe_router_topk = r.require_int("num_experts_per_tok", lim::kTopk);
   map_key(imp, "moe_router_topk", r.path_of("num_experts_per_tok"));
   s.moe_ffn_hidden_size = r.require_int("intermediate_size", lim::kFfn);
   map_key(imp, "moe_ffn_hidden_size", r.path_of("intermediate_size"));
-  if (s.is_moe()) all_layers_moe(s);
+  all_layers_moe(s);
   return imp;
 }
 

@@ -229,6 +229,13 @@ ModelSpec read_definition(ModelSpec s, const ObjectReader& r, const ModelSpec* b
   }
   derive_defaults(s, in, base, r);
   build_layer_pattern(s, in, base, r);
+  if (!s.is_moe()) {
+    // A dense model has no MoE widths: left-overs of an MoE base ({"preset": "mixtral-8x7b",
+    // "num_moe_experts": 0}) would make equal models compare unequal.
+    s.moe_router_topk = 0;
+    s.moe_ffn_hidden_size = 0;
+    s.moe_shared_expert_intermediate_size = 0;
+  }
   validate_under(s, r.path());
   return s;
 }

@@ -33,9 +33,13 @@ double layer_activation_bytes(const Scenario& s, bool moe) {
   double qkv = 0;
   if (m.multi_latent_attention) {
     const auto& mla = *m.multi_latent_attention;
-    qkv = heads * static_cast<double>(mla.qk_head_dim + mla.qk_pos_emb_head_dim) * 2.0 +
-          heads * static_cast<double>(mla.v_head_dim) +
-          static_cast<double>(mla.q_lora_rank + mla.kv_lora_rank);
+    // Up-projected per-head Q, K, V plus the compressed latents; recomputing mla_up_proj keeps
+    // only the latents (and the rotary key) and rebuilds Q, K, V in the backward pass.
+    const double latents = static_cast<double>(mla.q_lora_rank + mla.kv_lora_rank + mla.qk_pos_emb_head_dim);
+    qkv = s.recompute.has("mla_up_proj")
+              ? latents
+              : heads * static_cast<double>(mla.qk_head_dim + mla.qk_pos_emb_head_dim) * 2.0 +
+                    heads * static_cast<double>(mla.v_head_dim) + latents;
   } else {
     qkv = (heads + 2.0 * static_cast<double>(m.num_query_groups) / tp) * static_cast<double>(m.kv_channels);
   }
@@ -58,7 +62,7 @@ double layer_activation_bytes(const Scenario& s, bool moe) {
       const double fs = static_cast<double>(m.moe_shared_expert_intermediate_size) / tp;
       per_token += b16 * (h / sp_div + gated * fs + fs);
     }
-  } else {
+  } else if (!s.recompute.has("mlp")) {
     const double f = static_cast<double>(m.ffn_hidden_size) / tp;
     per_token += b16 * (h / sp_div + gated * f + f);
   }

@@ -158,6 +158,10 @@ Result estimate_step(const Scenario& s) {
     offset += stage_costs[i].backward / vpp;
   }
   r.step_time_s = best_end;
+  // The breakdown is read on the bottleneck stage: the one whose micro-batches set the pace of the
+  // pipeline. Its idle time (fill, drain, waiting for slower neighbours' gradients) is the bubble.
+  (void)critical;
+  critical = slowest;
 
   const StageCost& cs = stage_costs[critical];
   Breakdown& b = r.breakdown;
@@ -168,6 +172,7 @@ Result estimate_step(const Scenario& s) {
   b.pp_comm = pp_comm;
   b.dp_comm = dp_costs[critical].exposed;
   b.optimizer = dp_costs[critical].optimizer;
+  b.critical_stage = static_cast<std::int64_t>(critical);
   b.exposed_comm = b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.dp_comm;
   b.bubble = std::max(0.0, r.step_time_s - b.compute - b.exposed_comm - b.optimizer);
   b.moe_imbalance = 1.0;

@@ -99,7 +99,8 @@ Json breakdown_to_json(const Breakdown& b) {
               {"bubble", finite(b.bubble, "breakdown.bubble")},
               {"exposed_comm", finite(b.exposed_comm, "breakdown.exposed_comm")},
               {"optimizer", finite(b.optimizer, "breakdown.optimizer")},
-              {"moe_imbalance", finite(b.moe_imbalance, "breakdown.moe_imbalance")}};
+              {"moe_imbalance", finite(b.moe_imbalance, "breakdown.moe_imbalance")},
+              {"critical_stage", b.critical_stage}};
 }
 
 }  // namespace

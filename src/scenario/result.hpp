@@ -40,6 +40,7 @@ struct Breakdown {
   double exposed_comm = 0;
   double optimizer = 0;
   double moe_imbalance = 1.0;  ///< max/mean tokens per EP rank (1 = balanced)
+  std::int64_t critical_stage = 0;  ///< pipeline stage the breakdown is read on (the bottleneck)
 };
 
 /// Layout figures derived from the scenario, echoed so a reader need not recompute them.

@@ -295,6 +295,8 @@ TEST_CASE("overrides on presets keep the layer rule, follow defaulted fields and
   const auto dense = resolve(R"({"preset": "mixtral-8x7b", "num_moe_experts": 0, "ffn_hidden_size": 14336})");
   CHECK_FALSE(dense.is_moe());
   CHECK(dense.moe_layer_pattern.empty());
+  CHECK(dense.moe_router_topk == 0);  // no MoE left-overs: equal to the same model written densely
+  CHECK(dense.moe_ffn_hidden_size == 0);
 
   // Features switch off with null.
   const auto windowed = resolve(R"({"preset": "llama-3-8b", "sliding_window": 4096, "sliding_window_pattern": 2})");
