@@ -26,6 +26,8 @@ int run(int argc, char** argv) {
   register_systems(app, commands);
   register_scenarios(app, commands);
   register_accuracy(app, commands);
+  register_topo(app, commands);
+  register_collective(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -22,5 +22,7 @@ void register_models(CLI::App& app, Commands& commands);
 void register_systems(CLI::App& app, Commands& commands);
 void register_scenarios(CLI::App& app, Commands& commands);
 void register_accuracy(CLI::App& app, Commands& commands);
+void register_topo(CLI::App& app, Commands& commands);
+void register_collective(CLI::App& app, Commands& commands);
 
 }  // namespace moesim::cli

@@ -1,0 +1,321 @@
+#include "engine/flow_network.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+
+#include "core/error.hpp"
+#include "engine/max_min.hpp"
+
+namespace moesim::engine {
+namespace {
+
+constexpr double kPs = static_cast<double>(kPicosecondsPerSecond);
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+constexpr int kEventPriority = 0;
+/// Rounding slack when checking that a solve never loads a link above its capacity.
+constexpr double kOverloadSlack = 1e-9;
+
+enum class State : std::uint8_t { kFree, kPending, kActive, kCompleting };
+
+std::vector<double> capacities_of(const std::vector<LinkCapacity>& links) {
+  std::vector<double> c;
+  c.reserve(links.size());
+  for (const LinkCapacity& l : links) c.push_back(l.bytes_per_second);
+  return c;
+}
+
+}  // namespace
+
+struct FlowNetwork::Impl {
+  /// Time-keeping of an active flow, kept by the solver next to its rate: `remaining` bytes were
+  /// left at `ref`; at the current rate the flow finishes at `finish` (picoseconds, unrounded).
+  using FlowTime = MaxMinSolver::Clock;
+
+  Impl(EventQueue& q, std::vector<LinkCapacity> links, FlowNetworkOptions o)
+      : queue(q), options(o), solver(capacities_of(links)), stats(links.size()) {
+    if (!(options.completion_batch_tolerance >= 0.0 && options.completion_batch_tolerance < 1.0)) {
+      throw InternalError("flow network: completion_batch_tolerance " +
+                          std::to_string(options.completion_batch_tolerance) + " outside [0, 1)");
+    }
+    solver.set_partial_restart(options.incremental_rates);
+    if (options.record_utilisation_timeline) {
+      timeline.resize(links.size());
+      last_sample.assign(links.size(), 0.0);
+    }
+  }
+
+  /// The batching window of a flow projected to finish at T after becoming active at a: it may
+  /// finish anywhere in [T - tol·(T - a), T + tol·(T - a)]. One expression each for the per-level
+  /// filters and the per-flow tests, so the two can never disagree by a rounding.
+  [[nodiscard]] double lower(const FlowTime& f) const {
+    return f.finish - options.completion_batch_tolerance * (f.finish - static_cast<double>(f.activation));
+  }
+  [[nodiscard]] double upper(const FlowTime& f) const {
+    return f.finish + options.completion_batch_tolerance * (f.finish - static_cast<double>(f.activation));
+  }
+
+  std::int32_t allocate_slot() {
+    if (!free_slots.empty()) {
+      const std::int32_t s = free_slots.back();
+      free_slots.pop_back();
+      return s;
+    }
+    if (bytes.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+      throw InternalError("flow network: more than 2^31 flows in flight");
+    }
+    const auto s = static_cast<std::int32_t>(bytes.size());
+    bytes.push_back(0);
+    ids.push_back(0);
+    callbacks.emplace_back();
+    states.push_back(State::kFree);
+    pending_paths.emplace_back();
+    return s;
+  }
+
+  void release_slot(std::int32_t s) {
+    states[s] = State::kFree;
+    free_slots.push_back(s);
+  }
+
+  void schedule_wakeup(SimTime at) {
+    ++generation;
+    wake_time = at;
+    // Superseded wake-ups stay in the queue and do nothing: cheaper than cancelling.
+    queue.schedule(at, kEventPriority, [this, g = generation] {
+      if (g != generation) return;
+      wake_time = kNever;
+      process(queue.now());
+    });
+  }
+
+  void account(SimTime t) {
+    if (t <= accounted_until) return;
+    const SimTime dt = t - accounted_until;
+    const double dt_s = static_cast<double>(dt) / kPs;
+    for (const LinkId l : solver.busy_links()) {
+      stats[l].bytes += solver.load(l) * dt_s;
+      stats[l].busy_time += dt;
+    }
+    accounted_until = t;
+  }
+
+  void complete(std::int32_t s, SimTime t) {
+    states[s] = State::kCompleting;
+    if (!callbacks[s]) {
+      release_slot(s);
+      return;
+    }
+    queue.schedule(t, kEventPriority, [this, s] {
+      Completion cb = std::move(callbacks[s]);
+      callbacks[s] = nullptr;
+      const FlowId id = ids[s];
+      release_slot(s);  // before the callback, which may add the next flow into this slot
+      cb(id, queue.now());
+    });
+  }
+
+  void process(SimTime t) {
+    account(t);
+    const auto now = static_cast<double>(t);
+
+    // Completions: every flow whose window has opened. Only levels whose smallest lower end has
+    // passed can hold one.
+    completed.clear();
+    for (std::size_t level = 0; level < level_min_lower.size(); ++level) {
+      if (level_min_lower[level] > now) continue;
+      for (const std::int32_t s : solver.level_flows(level)) {
+        if (states[s] == State::kActive && lower(solver.clock(s)) <= now) completed.push_back(s);
+      }
+    }
+    std::sort(completed.begin(), completed.end(), [this](std::int32_t a, std::int32_t b) { return ids[a] < ids[b]; });
+    released_links.clear();
+    for (const std::int32_t s : completed) {
+      const FlowTime& f = solver.clock(s);
+      // What the rate did not carry by t: positive when the batch finished the flow early, below
+      // zero when it finished late (or t was rounded up). Booking it keeps each link's bytes exact.
+      const double residual = f.remaining - solver.rate(s) * static_cast<double>(t - f.ref) / kPs;
+      for (const LinkId l : solver.path(s)) {
+        stats[l].bytes += residual;
+        if (!timeline.empty()) released_links.push_back(l);
+      }
+      solver.remove(s);
+      complete(s, t);
+    }
+
+    // Activations due now.
+    while (!pending.empty() && pending.begin()->first <= t) {
+      for (const std::int32_t s : pending.begin()->second) {
+        if (pending_paths[s].empty()) {
+          complete(s, t);  // no link to share: an infinite rate, done after its latency
+        } else {
+          solver.add(s, pending_paths[s]);
+          solver.clock(s) = FlowTime{bytes[s], 0, t, t};
+          std::vector<LinkId>().swap(pending_paths[s]);
+          states[s] = State::kActive;
+        }
+      }
+      pending.erase(pending.begin());
+    }
+
+    std::size_t current_level = std::numeric_limits<std::size_t>::max();
+    double ps_per_byte = 0;  // of the current level's share: one division per level, not per flow
+    const bool changed = solver.solve([&](FlowTime& f, double old_rate, double rate, std::size_t level) {
+      if (level != current_level) {
+        current_level = level;
+        ps_per_byte = kPs / rate;
+        if (level >= level_min_finish.size()) {
+          level_min_finish.resize(level + 1);
+          level_min_lower.resize(level + 1);
+          level_min_upper.resize(level + 1);
+        }
+        level_min_finish[level] = kInfinity;
+        level_min_lower[level] = kInfinity;
+        level_min_upper[level] = kInfinity;
+      }
+      f.remaining -= old_rate * static_cast<double>(t - f.ref) / kPs;
+      f.ref = t;
+      f.finish = now + f.remaining * ps_per_byte;
+      level_min_finish[level] = std::min(level_min_finish[level], f.finish);
+      level_min_lower[level] = std::min(level_min_lower[level], lower(f));
+      level_min_upper[level] = std::min(level_min_upper[level], upper(f));
+    });
+    if (changed) {
+      ++recomputations;
+      level_min_finish.resize(solver.level_count());
+      level_min_lower.resize(solver.level_count());
+      level_min_upper.resize(solver.level_count());
+      record_utilisation(t);
+    }
+
+    // The next batch: as late as every flow's window allows (the smallest upper end), but never
+    // before the earliest projected finish rounded up. With tolerance 0 both are that finish.
+    SimTime next = kNever;
+    double earliest = kInfinity, latest_allowed = kInfinity;
+    for (std::size_t level = 0; level < level_min_finish.size(); ++level) {
+      earliest = std::min(earliest, level_min_finish[level]);
+      latest_allowed = std::min(latest_allowed, level_min_upper[level]);
+    }
+    if (earliest < kInfinity) {
+      const double at = std::max(std::ceil(earliest), std::floor(latest_allowed));
+      if (!(at < static_cast<double>(kNever))) throw InternalError("flow network: completion time beyond the SimTime range");
+      next = std::max(t, static_cast<SimTime>(at));
+    }
+    if (!pending.empty()) next = std::min(next, pending.begin()->first);
+    if (next != kNever) schedule_wakeup(next);
+  }
+
+  void record_utilisation(SimTime t) {
+    for (const LinkId l : solver.busy_links()) {
+      double u = solver.load(l) / solver.capacity(l);
+      if (u > 1.0 + kOverloadSlack) {
+        throw InternalError("flow network: link " + std::to_string(l) + " loaded to " + std::to_string(u) +
+                            " of its capacity");
+      }
+      u = std::min(u, 1.0);
+      stats[l].peak_utilisation = std::max(stats[l].peak_utilisation, u);
+      if (!timeline.empty() && (timeline[l].empty() || last_sample[l] != u)) {
+        timeline[l].emplace_back(t, u);
+        last_sample[l] = u;
+      }
+    }
+    for (const LinkId l : released_links) {
+      if (solver.flow_count(l) == 0 && !timeline[l].empty() && last_sample[l] != 0.0) {
+        timeline[l].emplace_back(t, 0.0);
+        last_sample[l] = 0.0;
+      }
+    }
+  }
+
+  EventQueue& queue;
+  FlowNetworkOptions options;
+  MaxMinSolver solver;
+  std::vector<LinkStats> stats;
+  std::vector<std::vector<std::pair<SimTime, double>>> timeline;
+  std::vector<double> last_sample;
+  SimTime accounted_until = 0;
+
+  std::vector<double> bytes;  ///< of each flow, until it is active
+  std::vector<FlowId> ids;
+  std::vector<Completion> callbacks;
+  std::vector<State> states;
+  std::vector<std::vector<LinkId>> pending_paths;
+  std::vector<std::int32_t> free_slots;
+  FlowId next_id = 0;
+  std::map<SimTime, std::vector<std::int32_t>> pending;  ///< activation time -> slots, in add order
+
+  std::vector<double> level_min_finish;  ///< per level of the last solve: earliest finish of its flows
+  std::vector<double> level_min_lower;   ///< ... smallest lower end of a batching window
+  std::vector<double> level_min_upper;   ///< ... smallest upper end of a batching window
+  std::vector<std::int32_t> completed;   ///< scratch
+  std::vector<LinkId> released_links;    ///< scratch: links of flows completed now (timeline only)
+  SimTime wake_time = kNever;
+  std::uint64_t generation = 0;
+  std::int64_t recomputations = 0;
+};
+
+FlowNetwork::FlowNetwork(EventQueue& queue, std::vector<LinkCapacity> links, FlowNetworkOptions options)
+    : impl_(std::make_unique<Impl>(queue, std::move(links), options)) {}
+
+FlowNetwork::~FlowNetwork() = default;
+
+FlowId FlowNetwork::add_flow(FlowRequest request, Completion on_complete) {
+  Impl& n = *impl_;
+  if (!(request.bytes > 0) || !std::isfinite(request.bytes)) {
+    throw InternalError("flow network: flow of " + std::to_string(request.bytes) + " bytes (must be finite and > 0)");
+  }
+  if (request.latency < 0) throw InternalError("flow network: negative latency " + std::to_string(request.latency));
+  if (request.start < n.queue.now()) {
+    throw InternalError("flow network: flow starts at " + std::to_string(request.start) + " ps, before now (" +
+                        std::to_string(n.queue.now()) + " ps)");
+  }
+  if (request.start > kNever - 1 - request.latency) throw InternalError("flow network: start + latency overflows SimTime");
+  const auto link_count = static_cast<LinkId>(n.stats.size());
+  const auto& path = request.path;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] < 0 || path[i] >= link_count) {
+      throw InternalError("flow network: link id " + std::to_string(path[i]) + " out of range [0, " +
+                          std::to_string(link_count) + ")");
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (path[j] == path[i]) throw InternalError("flow network: path crosses link " + std::to_string(path[i]) + " twice");
+    }
+  }
+
+  const std::int32_t s = n.allocate_slot();
+  const FlowId id = n.next_id++;
+  n.ids[s] = id;
+  n.callbacks[s] = std::move(on_complete);
+  n.states[s] = State::kPending;
+  n.bytes[s] = request.bytes;
+  n.pending_paths[s] = std::move(request.path);
+  const SimTime at = request.start + request.latency;
+  n.pending[at].push_back(s);
+  if (at < n.wake_time) n.schedule_wakeup(at);
+  return id;
+}
+
+const std::vector<LinkStats>& FlowNetwork::link_stats() const {
+  // Bring the books up to the queue's clock: loads are constant since the network's last event.
+  impl_->account(impl_->queue.now());
+  return impl_->stats;
+}
+
+const std::vector<std::pair<SimTime, double>>& FlowNetwork::utilisation_timeline(LinkId link) const {
+  static const std::vector<std::pair<SimTime, double>> kEmpty;
+  if (link < 0 || static_cast<std::size_t>(link) >= impl_->stats.size()) {
+    throw InternalError("flow network: link id " + std::to_string(link) + " out of range");
+  }
+  if (impl_->timeline.empty()) return kEmpty;
+  return impl_->timeline[link];
+}
+
+std::int64_t FlowNetwork::rate_recomputations() const { return impl_->recomputations; }
+
+std::int64_t FlowNetwork::partial_rate_recomputations() const { return impl_->solver.partial_solves(); }
+
+std::int64_t FlowNetwork::active_flows() const { return impl_->solver.flow_count(); }
+
+}  // namespace moesim::engine
