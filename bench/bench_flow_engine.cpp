@@ -122,6 +122,7 @@ struct RunResult {
   std::int64_t flows = 0;
   std::int64_t recomputations = 0;
   std::int64_t partial_recomputations = 0;
+  std::int64_t rates_computed = 0;
   std::uint64_t events = 0;
   SimTime finish = 0;
   std::vector<SimTime> completion;  ///< per flow id
@@ -162,6 +163,7 @@ RunResult run_all_to_all(const RailFabric& fabric, const std::vector<double>& ma
   r.flows = static_cast<std::int64_t>(r.completion.size());
   r.recomputations = network.rate_recomputations();
   r.partial_recomputations = network.partial_rate_recomputations();
+  r.rates_computed = network.rates_computed();
   r.events = queue.events_run();
   for (const SimTime c : r.completion) {
     if (c < 0) {
@@ -195,10 +197,11 @@ double peak_rss_mib() {
 
 void print(const char* label, const RunResult& r) {
   const double wall = r.setup_s + r.run_s;
-  std::printf("%s: %lld flows, wall %.3f s (setup %.3f s, run %.3f s), %lld rate recomputations (%lld partial), "
-              "%llu events (%.0f events/s), simulated completion %.3f us\n",
+  std::printf("%s: %lld flows, wall %.3f s (setup %.3f s, run %.3f s), %lld rate recomputations (%lld partial, "
+              "%.1f M flow rates set), %llu events (%.0f events/s), simulated completion %.3f us\n",
               label, static_cast<long long>(r.flows), wall, r.setup_s, r.run_s, static_cast<long long>(r.recomputations),
-              static_cast<long long>(r.partial_recomputations), static_cast<unsigned long long>(r.events),
+              static_cast<long long>(r.partial_recomputations), static_cast<double>(r.rates_computed) / 1e6,
+              static_cast<unsigned long long>(r.events),
               static_cast<double>(r.events) / wall, static_cast<double>(r.finish) / 1e6);
 }
 

@@ -13,6 +13,7 @@ namespace moesim::engine {
 namespace {
 
 constexpr double kPs = static_cast<double>(kPicosecondsPerSecond);
+constexpr double kSecondsPerPs = 1.0 / kPs;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr int kEventPriority = 0;
 /// Rounding slack when checking that a solve never loads a link above its capacity.
@@ -47,14 +48,11 @@ struct FlowNetwork::Impl {
     }
   }
 
-  /// The batching window of a flow projected to finish at T after becoming active at a: it may
-  /// finish anywhere in [T - tol·(T - a), T + tol·(T - a)]. One expression each for the per-level
-  /// filters and the per-flow tests, so the two can never disagree by a rounding.
-  [[nodiscard]] double lower(const FlowTime& f) const {
-    return f.finish - options.completion_batch_tolerance * (f.finish - static_cast<double>(f.activation));
-  }
-  [[nodiscard]] double upper(const FlowTime& f) const {
-    return f.finish + options.completion_batch_tolerance * (f.finish - static_cast<double>(f.activation));
+  /// The batching key: an active flow joins the batch at time t iff its projected finish is within
+  /// tolerance·(t - activation) of t, i.e. iff key <= t·(1 + tolerance). One expression for the
+  /// per-level filter and the per-flow test, so the two can never disagree by a rounding.
+  [[nodiscard]] double key(const FlowTime& f) const {
+    return f.finish + options.completion_batch_tolerance * f.activation;
   }
 
   std::int32_t allocate_slot() {
@@ -120,39 +118,55 @@ struct FlowNetwork::Impl {
   void process(SimTime t) {
     account(t);
     const auto now = static_cast<double>(t);
+    const double bound = now + options.completion_batch_tolerance * now;
 
-    // Completions: every flow whose window has opened. Only levels whose smallest lower end has
-    // passed can hold one.
+    // The batch: every flow projected to finish within the window. Only levels whose smallest key
+    // is due can hold one.
     completed.clear();
-    for (std::size_t level = 0; level < level_min_lower.size(); ++level) {
-      if (level_min_lower[level] > now) continue;
-      for (const std::int32_t s : solver.level_flows(level)) {
-        if (states[s] == State::kActive && lower(solver.clock(s)) <= now) completed.push_back(s);
+    for (std::size_t level = 0; level < level_min_key.size(); ++level) {
+      if (level_min_key[level] > bound) continue;
+      for (const std::uint32_t r : solver.level_flows(level)) {
+        const std::int32_t s = solver.slot_at(r);
+        if (s >= 0 && states[s] == State::kActive && key(solver.clock_at(r)) <= bound) completed.push_back(s);
       }
     }
     std::sort(completed.begin(), completed.end(), [this](std::int32_t a, std::int32_t b) { return ids[a] < ids[b]; });
     released_links.clear();
+    // The batch leaves at t, but its flows would have left at their own projected finishes; the
+    // new rates are applied from the rate-weighted mean of those (the virtual switch time), so the
+    // bandwidth a flow freed early (or held late) is not handed to the others for free.
+    double freed_rate = 0, freed_rate_time = 0;
+    for (const std::int32_t s : completed) {
+      freed_rate += solver.rate(s);
+      freed_rate_time += solver.rate(s) * solver.clock(s).finish;
+    }
+    double switch_time = freed_rate > 0 ? freed_rate_time / freed_rate : now;
     for (const std::int32_t s : completed) {
       const FlowTime& f = solver.clock(s);
       // What the rate did not carry by t: positive when the batch finished the flow early, below
       // zero when it finished late (or t was rounded up). Booking it keeps each link's bytes exact.
-      const double residual = f.remaining - solver.rate(s) * static_cast<double>(t - f.ref) / kPs;
+      const double residual = f.remaining - solver.rate(s) * (now - f.ref) * kSecondsPerPs;
       for (const LinkId l : solver.path(s)) {
         stats[l].bytes += residual;
         if (!timeline.empty()) released_links.push_back(l);
       }
+      // Reported at its own projected finish (rounded up), not at the batch's time: batching
+      // moves when the others learn of the freed bandwidth, never when this flow is seen to end.
+      const double due = std::ceil(f.finish);
+      const SimTime at = due > now ? static_cast<SimTime>(due) : t;
       solver.remove(s);
-      complete(s, t);
+      complete(s, at);
     }
 
-    // Activations due now.
+    // Activations due now. New flows start at t, so their arrival switches the rates at t.
+    if (!pending.empty() && pending.begin()->first <= t) switch_time = now;
     while (!pending.empty() && pending.begin()->first <= t) {
       for (const std::int32_t s : pending.begin()->second) {
         if (pending_paths[s].empty()) {
           complete(s, t);  // no link to share: an infinite rate, done after its latency
         } else {
           solver.add(s, pending_paths[s]);
-          solver.clock(s) = FlowTime{bytes[s], 0, t, t};
+          solver.clock(s) = FlowTime{bytes[s], 0, now, now};
           std::vector<LinkId>().swap(pending_paths[s]);
           states[s] = State::kActive;
         }
@@ -160,46 +174,47 @@ struct FlowNetwork::Impl {
       pending.erase(pending.begin());
     }
 
+    // Level minima stay in registers while a level is being frozen and are stored when it ends.
     std::size_t current_level = std::numeric_limits<std::size_t>::max();
     double ps_per_byte = 0;  // of the current level's share: one division per level, not per flow
+    double min_finish = kInfinity, min_key = kInfinity;
+    const auto store_level = [&] {
+      if (current_level == std::numeric_limits<std::size_t>::max()) return;
+      if (current_level >= level_min_finish.size()) {
+        level_min_finish.resize(current_level + 1);
+        level_min_key.resize(current_level + 1);
+      }
+      level_min_finish[current_level] = min_finish;
+      level_min_key[current_level] = min_key;
+    };
     const bool changed = solver.solve([&](FlowTime& f, double old_rate, double rate, std::size_t level) {
       if (level != current_level) {
+        store_level();
         current_level = level;
         ps_per_byte = kPs / rate;
-        if (level >= level_min_finish.size()) {
-          level_min_finish.resize(level + 1);
-          level_min_lower.resize(level + 1);
-          level_min_upper.resize(level + 1);
-        }
-        level_min_finish[level] = kInfinity;
-        level_min_lower[level] = kInfinity;
-        level_min_upper[level] = kInfinity;
+        min_finish = kInfinity;
+        min_key = kInfinity;
       }
-      f.remaining -= old_rate * static_cast<double>(t - f.ref) / kPs;
-      f.ref = t;
-      f.finish = now + f.remaining * ps_per_byte;
-      level_min_finish[level] = std::min(level_min_finish[level], f.finish);
-      level_min_lower[level] = std::min(level_min_lower[level], lower(f));
-      level_min_upper[level] = std::min(level_min_upper[level], upper(f));
+      f.remaining -= old_rate * (switch_time - f.ref) * kSecondsPerPs;
+      f.ref = switch_time;
+      f.finish = switch_time + f.remaining * ps_per_byte;
+      min_finish = std::min(min_finish, f.finish);
+      min_key = std::min(min_key, key(f));
     });
+    store_level();
     if (changed) {
       ++recomputations;
       level_min_finish.resize(solver.level_count());
-      level_min_lower.resize(solver.level_count());
-      level_min_upper.resize(solver.level_count());
+      level_min_key.resize(solver.level_count());
       record_utilisation(t);
     }
 
-    // The next batch: as late as every flow's window allows (the smallest upper end), but never
-    // before the earliest projected finish rounded up. With tolerance 0 both are that finish.
+    // The next batch is due when the earliest projected finish is (rounded up: never early).
     SimTime next = kNever;
-    double earliest = kInfinity, latest_allowed = kInfinity;
-    for (std::size_t level = 0; level < level_min_finish.size(); ++level) {
-      earliest = std::min(earliest, level_min_finish[level]);
-      latest_allowed = std::min(latest_allowed, level_min_upper[level]);
-    }
+    double earliest = kInfinity;
+    for (const double f : level_min_finish) earliest = std::min(earliest, f);
     if (earliest < kInfinity) {
-      const double at = std::max(std::ceil(earliest), std::floor(latest_allowed));
+      const double at = std::ceil(earliest);
       if (!(at < static_cast<double>(kNever))) throw InternalError("flow network: completion time beyond the SimTime range");
       next = std::max(t, static_cast<SimTime>(at));
     }
@@ -247,8 +262,7 @@ struct FlowNetwork::Impl {
   std::map<SimTime, std::vector<std::int32_t>> pending;  ///< activation time -> slots, in add order
 
   std::vector<double> level_min_finish;  ///< per level of the last solve: earliest finish of its flows
-  std::vector<double> level_min_lower;   ///< ... smallest lower end of a batching window
-  std::vector<double> level_min_upper;   ///< ... smallest upper end of a batching window
+  std::vector<double> level_min_key;     ///< ... and smallest batching key
   std::vector<std::int32_t> completed;   ///< scratch
   std::vector<LinkId> released_links;    ///< scratch: links of flows completed now (timeline only)
   SimTime wake_time = kNever;
@@ -315,6 +329,8 @@ const std::vector<std::pair<SimTime, double>>& FlowNetwork::utilisation_timeline
 std::int64_t FlowNetwork::rate_recomputations() const { return impl_->recomputations; }
 
 std::int64_t FlowNetwork::partial_rate_recomputations() const { return impl_->solver.partial_solves(); }
+
+std::int64_t FlowNetwork::rates_computed() const { return impl_->solver.flows_frozen(); }
 
 std::int64_t FlowNetwork::active_flows() const { return impl_->solver.flow_count(); }
 

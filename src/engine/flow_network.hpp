@@ -61,6 +61,8 @@ class FlowNetwork {
   [[nodiscard]] std::int64_t rate_recomputations() const;
   /// Recomputations that restarted part-way (incremental_rates), a subset of rate_recomputations().
   [[nodiscard]] std::int64_t partial_rate_recomputations() const;
+  /// Flow rates set over all recomputations (the solver's work is proportional to it).
+  [[nodiscard]] std::int64_t rates_computed() const;
   [[nodiscard]] std::int64_t active_flows() const;
 
   // Non-copyable: the queue holds callbacks into this object.

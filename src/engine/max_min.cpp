@@ -22,6 +22,13 @@ MaxMinSolver::MaxMinSolver(std::vector<double> capacity) : capacity_(std::move(c
   link_mark_.assign(capacity_.size(), 0);
 }
 
+std::uint32_t MaxMinSolver::index_of(Slot slot) const {
+  if (slot < 0 || static_cast<std::size_t>(slot) >= index_of_.size() || index_of_[slot] == kNoIndex) {
+    throw InternalError("max-min solver: no flow in slot " + std::to_string(slot));
+  }
+  return index_of_[slot];
+}
+
 void MaxMinSolver::next_mark() {
   if (++mark_ == 0) {  // wrapped: old stamps could collide, so clear them once every 2^32 uses
     std::fill(link_mark_.begin(), link_mark_.end(), 0U);
@@ -32,12 +39,9 @@ void MaxMinSolver::next_mark() {
 void MaxMinSolver::add(Slot slot, std::span<const Link> path) {
   if (slot < 0) throw InternalError("max-min solver: negative slot " + std::to_string(slot));
   if (path.empty()) throw InternalError("max-min solver: a flow needs at least one link");
-  const auto index = static_cast<std::size_t>(slot);
-  if (index >= flows_.size()) {
-    flows_.resize(index + 1);
-    frozen_.resize(index + 1, 0);
-  }
-  if (flows_[index].path_length != 0) throw InternalError("max-min solver: slot " + std::to_string(slot) + " in use");
+  const auto s = static_cast<std::size_t>(slot);
+  if (s >= index_of_.size()) index_of_.resize(s + 1, kNoIndex);
+  if (index_of_[s] != kNoIndex) throw InternalError("max-min solver: slot " + std::to_string(slot) + " in use");
   next_mark();
   for (const Link l : path) {
     if (l < 0 || l >= link_count()) {
@@ -47,27 +51,26 @@ void MaxMinSolver::add(Slot slot, std::span<const Link> path) {
     if (link_mark_[l] == mark_) throw InternalError("max-min solver: path crosses link " + std::to_string(l) + " twice");
     link_mark_[l] = mark_;
   }
-  if (path_links_.size() + path.size() > std::numeric_limits<std::uint32_t>::max()) compact_paths();
-  if (path_links_.size() + path.size() > std::numeric_limits<std::uint32_t>::max()) {
-    throw InternalError("max-min solver: more than 2^32 path entries in flight");
+  if (flows_.size() >= kNoIndex - 1 || path_links_.size() + path.size() >= kNoIndex) {
+    throw InternalError("max-min solver: more than 2^32 flows or path entries in flight");
   }
-  FlowData& f = flows_[index];
+  const auto index = static_cast<std::uint32_t>(flows_.size());
+  FlowData& f = flows_.emplace_back();
+  frozen_.push_back(0);
   f.path_offset = static_cast<std::uint32_t>(path_links_.size());
   f.path_length = static_cast<std::uint32_t>(path.size());
-  f.freeze_position = kNotFrozen;
-  f.rate = 0;
+  f.slot = slot;
   path_links_.insert(path_links_.end(), path.begin(), path.end());
   path_slot_.resize(path_links_.size());
-  for (std::uint32_t k = 0; k < f.path_length; ++k) attach(path[k], slot, f.path_offset + k);
+  for (std::uint32_t k = 0; k < f.path_length; ++k) attach(path[k], index, f.path_offset + k);
+  index_of_[s] = index;
   ++present_;
   added_since_solve_ = true;
 }
 
 void MaxMinSolver::remove(Slot slot) {
-  if (slot < 0 || static_cast<std::size_t>(slot) >= flows_.size() || flows_[slot].path_length == 0) {
-    throw InternalError("max-min solver: no flow in slot " + std::to_string(slot));
-  }
-  const FlowData f = flows_[slot];
+  const std::uint32_t index = index_of(slot);
+  FlowData& f = flows_[index];
   const bool frozen = f.freeze_position != kNotFrozen;
   for (std::uint32_t k = 0; k < f.path_length; ++k) {
     const Link l = path_links_[f.path_offset + k];
@@ -76,19 +79,18 @@ void MaxMinSolver::remove(Slot slot) {
     detach(l, f.path_offset + k);
   }
   if (frozen) restart_position_ = std::min(restart_position_, f.freeze_position);
-  flows_[slot] = FlowData{};
-  frozen_[slot] = 0;
+  // Leave a hole; reorder() reclaims holes and their path entries after a later solve.
+  f.path_length = 0;
+  f.slot = -1;
+  f.rate = 0;
+  index_of_[slot] = kNoIndex;
   --present_;
-  dead_path_entries_ += f.path_length;
-  // Compact once the dead entries outnumber the live ones, so the pool stays within twice the live
-  // paths and the copying is paid for by the removals.
-  if (dead_path_entries_ > 4096 && dead_path_entries_ * 2 > path_links_.size()) compact_paths();
 }
 
-void MaxMinSolver::attach(Link link, Slot slot, std::uint32_t path_index) {
+void MaxMinSolver::attach(Link link, std::uint32_t index, std::uint32_t path_index) {
   auto& list = link_flows_[link];
   path_slot_[path_index] = static_cast<std::uint32_t>(list.size());
-  list.push_back(slot);
+  list.push_back(index);
   if (list.size() == 1) {
     busy_index_[link] = static_cast<std::int32_t>(busy_links_.size());
     busy_links_.push_back(link);
@@ -98,7 +100,7 @@ void MaxMinSolver::attach(Link link, Slot slot, std::uint32_t path_index) {
 void MaxMinSolver::detach(Link link, std::uint32_t path_index) {
   auto& list = link_flows_[link];
   const std::uint32_t pos = path_slot_[path_index];
-  const Slot moved = list.back();
+  const std::uint32_t moved = list.back();
   list[pos] = moved;
   list.pop_back();
   if (pos < list.size()) {
@@ -122,21 +124,48 @@ void MaxMinSolver::detach(Link link, std::uint32_t path_index) {
   }
 }
 
-void MaxMinSolver::compact_paths() {
-  std::vector<Link> links;
-  std::vector<std::uint32_t> slots;
-  links.reserve(path_links_.size() - dead_path_entries_);
-  slots.reserve(path_links_.size() - dead_path_entries_);
-  for (FlowData& f : flows_) {
-    if (f.path_length == 0) continue;
-    const auto offset = static_cast<std::uint32_t>(links.size());
-    links.insert(links.end(), path_links_.begin() + f.path_offset, path_links_.begin() + f.path_offset + f.path_length);
-    slots.insert(slots.end(), path_slot_.begin() + f.path_offset, path_slot_.begin() + f.path_offset + f.path_length);
-    f.path_offset = offset;
+bool MaxMinSolver::wants_reorder() const {
+  // Holes cost memory and cache; clearing them when they reach an eighth of the live records keeps
+  // the total reorder work within a constant factor of the removals.
+  const auto holes = static_cast<std::int64_t>(flows_.size()) - present_;
+  return holes > present_ / 8 + 1024;
+}
+
+void MaxMinSolver::reorder() {
+  // Called right after a solve, when freeze_order_ lists exactly the present flows.
+  if (static_cast<std::int64_t>(freeze_order_.size()) != present_) {
+    throw InternalError("max-min solver: reorder with " + std::to_string(freeze_order_.size()) +
+                        " frozen flows of " + std::to_string(present_));
   }
+  const std::size_t n = freeze_order_.size();
+  std::vector<FlowData> flows(n);
+  std::vector<Link> links;
+  links.reserve(path_links_.size());
+  for (std::size_t pos = 0; pos < n; ++pos) {
+    FlowData r = flows_[freeze_order_[pos]];
+    const auto offset = static_cast<std::uint32_t>(links.size());
+    links.insert(links.end(), path_links_.begin() + r.path_offset, path_links_.begin() + r.path_offset + r.path_length);
+    r.path_offset = offset;
+    r.freeze_position = static_cast<std::uint32_t>(pos);
+    index_of_[r.slot] = static_cast<std::uint32_t>(pos);
+    flows[pos] = r;
+  }
+  flows_ = std::move(flows);
   path_links_ = std::move(links);
-  path_slot_ = std::move(slots);
-  dead_path_entries_ = 0;
+  path_slot_.resize(path_links_.size());
+  // Link lists in record order: a bottleneck's own flows are then contiguous in its list.
+  for (const Link l : busy_links_) link_flows_[l].clear();
+  for (std::size_t pos = 0; pos < n; ++pos) {
+    const FlowData& r = flows_[pos];
+    for (std::uint32_t k = 0; k < r.path_length; ++k) {
+      auto& list = link_flows_[path_links_[r.path_offset + k]];
+      path_slot_[r.path_offset + k] = static_cast<std::uint32_t>(list.size());
+      list.push_back(static_cast<std::uint32_t>(pos));
+    }
+    freeze_order_[pos] = static_cast<std::uint32_t>(pos);
+  }
+  frozen_.assign(n, 1);
+  visited_since_reorder_ = 0;
 }
 
 void MaxMinSolver::sift_down(std::size_t i) {
@@ -164,9 +193,9 @@ void MaxMinSolver::heap_pop() {
 }
 
 std::int64_t MaxMinSolver::reset_full() {
-  for (const Slot s : freeze_order_) {
-    flows_[s].freeze_position = kNotFrozen;
-    frozen_[s] = 0;
+  for (const std::uint32_t r : freeze_order_) {
+    flows_[r].freeze_position = kNotFrozen;
+    frozen_[r] = 0;
   }
   freeze_order_.clear();
   level_begin_.clear();
@@ -186,20 +215,32 @@ std::int64_t MaxMinSolver::reset_from(std::size_t level) {
   touched_.clear();
   std::int64_t count = 0;
   const std::size_t n = freeze_order_.size();
+  const std::uint32_t* order = freeze_order_.data();
+  FlowData* flows = flows_.data();
+  std::uint8_t* frozen = frozen_.data();
+  const Link* paths = path_links_.data();
+  double* spare = spare_.data();
+  std::int32_t* unfrozen = unfrozen_.data();
+  std::uint32_t* marks = link_mark_.data();
+  const std::uint32_t mark = mark_;
   for (std::size_t i = begin; i < n; ++i) {
-    if (i + kPrefetchRecord < n) prefetch_record(freeze_order_[i + kPrefetchRecord]);
-    if (i + kPrefetchPath < n) prefetch_path(freeze_order_[i + kPrefetchPath]);
-    FlowData& f = flows_[freeze_order_[i]];
-    if (f.path_length == 0) continue;  // removed: remove() already gave its rate back
+    if (i + kPrefetchRecord < n) __builtin_prefetch(flows + order[i + kPrefetchRecord]);
+    if (i + kPrefetchPath < n) __builtin_prefetch(paths + flows[order[i + kPrefetchPath]].path_offset);
+    const std::uint32_t r = order[i];
+    FlowData& f = flows[r];
+    if (f.path_length == 0) continue;  // a hole: remove() already gave its rate back
     f.freeze_position = kNotFrozen;
-    frozen_[freeze_order_[i]] = 0;
-    const Link* p = path_links_.data() + f.path_offset;
-    for (std::uint32_t k = 0; k < f.path_length; ++k) {
-      spare_[p[k]] += f.rate;
-      ++unfrozen_[p[k]];
-      if (link_mark_[p[k]] != mark_) {
-        link_mark_[p[k]] = mark_;
-        touched_.push_back(p[k]);
+    frozen[r] = 0;
+    const double rate = f.rate;
+    const Link* p = paths + f.path_offset;
+    const std::uint32_t length = f.path_length;
+    for (std::uint32_t k = 0; k < length; ++k) {
+      const Link l = p[k];
+      spare[l] += rate;
+      ++unfrozen[l];
+      if (marks[l] != mark) {
+        marks[l] = mark;
+        touched_.push_back(l);
       }
     }
     ++count;

@@ -1,9 +1,9 @@
 #pragma once
 // Max-min fair sharing of link capacity by progressive filling (internal to engine/; FlowNetwork is
 // the public face). Flat arrays throughout: links are indexed by id, every link keeps the list of
-// flows crossing it, paths live in one pool, and nothing allocates while solving once the buffers
-// have grown. A solve costs O(busy links · log + Σ path lengths of the flows whose rate it
-// recomputes); see docs/engine.md.
+// flows crossing it, flow records and paths live in two pools kept in filling order, and nothing
+// allocates while solving once the buffers have grown. A solve costs
+// O(B log B + Σ path lengths of the flows it re-freezes), B = busy links; see docs/engine.md.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -18,46 +18,53 @@ namespace moesim::engine {
 class MaxMinSolver {
  public:
   using Link = std::int32_t;
-  using Slot = std::int32_t;  ///< a flow's place in the solver, chosen by the caller (dense, reused)
+  using Slot = std::int32_t;  ///< the caller's name for a flow (dense, reusable once removed)
 
-  /// Bookkeeping the owner keeps per flow. It lives in the same cache line as the rate, because a
+  /// Bookkeeping the owner keeps per flow. It lives in the same cache line as the rate because a
   /// solve of a million flows is bound by memory latency, not arithmetic; the solver never reads it.
   struct Clock {
-    double remaining = 0;    ///< bytes left at `ref`
-    double finish = 0;       ///< projected finish (ps, unrounded) at the current rate
-    std::int64_t ref = 0;    ///< time of `remaining`
-    std::int64_t activation = 0;
+    double remaining = 0;         ///< bytes left at `ref`
+    double finish = 0;            ///< projected finish (ps, unrounded) at the current rate
+    double ref = 0;               ///< time of `remaining` (ps; may lie between ticks, see docs/engine.md)
+    double activation = 0;        ///< when the flow became active (ps, a whole number)
   };
 
   /// `capacity[l]` is link l's capacity in any unit (rates come out in the same unit); each > 0.
   explicit MaxMinSolver(std::vector<double> capacity);
 
-  /// Adds a flow crossing `path` (non-empty, valid ids, no link twice). `slot` must be free.
-  /// Spans returned by path() are invalidated by add() and remove().
+  /// Adds a flow crossing `path` (non-empty, valid ids, no link twice) under the caller's `slot`,
+  /// which must not name a present flow. Its clock starts zeroed and its rate at 0 until a solve.
   void add(Slot slot, std::span<const Link> path);
-  /// Removes the flow in `slot`; its rate no longer counts on its links.
+  /// Removes the flow `slot`; its rate no longer counts on its links.
   void remove(Slot slot);
 
-  /// Recomputes the max-min fair rates. `visit(clock, old_rate, new_rate, level)` is called once for
-  /// every flow whose rate this solve set, in the order the flows were frozen (old_rate is 0 for a
-  /// flow added since the last solve; `level` numbers the bottlenecks in filling order). Flows that
-  /// are not visited keep their rate and level: when only removals happened since the last solve,
-  /// the filling restarts at the level of the first removed flow, because everything frozen before
-  /// it is provably unchanged (docs/engine.md). Returns false when nothing had changed.
+  /// Recomputes the max-min fair rates. `visit(clock, old_rate, new_rate, level)` is called once
+  /// for every flow whose rate this solve set, in the order the flows were frozen (old_rate is 0 for
+  /// a flow added since the last solve; `level` numbers the bottlenecks in filling order). Flows
+  /// that are not visited keep their rate and level: when only removals happened since the last
+  /// solve, the filling restarts at the level of the first removed flow, because everything frozen
+  /// before it is provably unchanged (docs/engine.md). Returns false when nothing had changed.
   template <class Visit>
   bool solve(Visit&& visit);
 
-  /// Bottlenecks of the last solve, in filling order, and the flows each one froze (removed flows
-  /// stay listed until the next solve).
+  /// Bottlenecks of the last solve, in filling order; level_flows() gives the record indices of
+  /// the flows each one froze (valid until the next add, remove or solve).
   [[nodiscard]] std::size_t level_count() const { return level_begin_.size(); }
-  [[nodiscard]] std::span<const Slot> level_flows(std::size_t level) const {
+  [[nodiscard]] std::span<const std::uint32_t> level_flows(std::size_t level) const {
     const std::size_t end = level + 1 < level_begin_.size() ? level_begin_[level + 1] : freeze_order_.size();
     return {freeze_order_.data() + level_begin_[level], end - level_begin_[level]};
   }
+  [[nodiscard]] Slot slot_at(std::uint32_t index) const { return flows_[index].slot; }
+  [[nodiscard]] const Clock& clock_at(std::uint32_t index) const { return flows_[index].clock; }
 
-  [[nodiscard]] double rate(Slot slot) const { return flows_[slot].rate; }
-  [[nodiscard]] Clock& clock(Slot slot) { return flows_[slot].clock; }
-  [[nodiscard]] const Clock& clock(Slot slot) const { return flows_[slot].clock; }
+  [[nodiscard]] double rate(Slot slot) const { return record(slot).rate; }
+  [[nodiscard]] Clock& clock(Slot slot) { return flows_[index_of(slot)].clock; }
+  [[nodiscard]] const Clock& clock(Slot slot) const { return record(slot).clock; }
+  /// Valid until the next add, remove or solve.
+  [[nodiscard]] std::span<const Link> path(Slot slot) const {
+    const FlowData& f = record(slot);
+    return {path_links_.data() + f.path_offset, f.path_length};
+  }
   /// Sum of the rates of the flows on `link`, as of the last solve.
   [[nodiscard]] double load(Link link) const { return capacity_[link] - spare_[link]; }
   [[nodiscard]] double capacity(Link link) const { return capacity_[link]; }
@@ -68,83 +75,89 @@ class MaxMinSolver {
   [[nodiscard]] std::int64_t flow_count() const { return present_; }
   /// Links with at least one flow, in no particular order.
   [[nodiscard]] const std::vector<Link>& busy_links() const { return busy_links_; }
-  [[nodiscard]] std::span<const Link> path(Slot slot) const {
-    return {path_links_.data() + flows_[slot].path_offset, flows_[slot].path_length};
-  }
-  /// Solves that restarted part-way instead of from the lowest level (for the benchmark and tests).
-  [[nodiscard]] std::int64_t partial_solves() const { return partial_solves_; }
 
-  /// Testing switch: false forces every solve to start from scratch (the partial restart is an
+  /// Solves that restarted part-way instead of from the lowest level.
+  [[nodiscard]] std::int64_t partial_solves() const { return partial_solves_; }
+  /// Flows frozen over all solves: the solver's total work is proportional to it.
+  [[nodiscard]] std::int64_t flows_frozen() const { return flows_frozen_; }
+  /// Testing switch: false makes every solve start from scratch (the partial restart is an
   /// optimisation whose result must match).
   void set_partial_restart(bool on) { partial_restart_ = on; }
 
  private:
   static constexpr std::uint32_t kNotFrozen = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint32_t kNoIndex = std::numeric_limits<std::uint32_t>::max();
 
   struct alignas(64) FlowData {
     std::uint32_t path_offset = 0;
-    std::uint32_t path_length = 0;     ///< 0: slot is free
+    std::uint32_t path_length = 0;               ///< 0: a hole left by a removed flow
     std::uint32_t freeze_position = kNotFrozen;  ///< index in freeze_order_ of the last solve
+    Slot slot = -1;
     double rate = 0;
     Clock clock;
+  };
+  struct HeapItem {
+    double share;  ///< a lower bound of the link's fair share (exact when on top and fresh)
+    Link link;
   };
   /// How far ahead the hot loops prefetch flow records and paths (in flows).
   static constexpr std::size_t kPrefetchRecord = 16;
   static constexpr std::size_t kPrefetchPath = 8;
-  void prefetch_record(Slot s) const { __builtin_prefetch(&flows_[s]); }
-  void prefetch_path(Slot s) const { __builtin_prefetch(path_links_.data() + flows_[s].path_offset); }
-  struct HeapItem {
-    double share;  ///< a lower bound of the link's fair share (exact when the item is on top and fresh)
-    Link link;
-  };
 
   [[nodiscard]] static bool before(const HeapItem& a, const HeapItem& b) {
     return a.share < b.share || (a.share == b.share && a.link < b.link);
   }
+  [[nodiscard]] std::uint32_t index_of(Slot slot) const;
+  [[nodiscard]] const FlowData& record(Slot slot) const { return flows_[index_of(slot)]; }
   void sift_down(std::size_t i);
   void heapify();
   void heap_pop();
   void next_mark();
-  void attach(Link link, Slot slot, std::uint32_t path_index);
+  void attach(Link link, std::uint32_t index, std::uint32_t path_index);
   void detach(Link link, std::uint32_t path_index);
-  void compact_paths();
-  /// Prepares spare_/unfrozen_/heap_ for a full solve; returns the number of flows to freeze.
+  /// Renumbers the records (and their paths) in filling order and drops holes, so the next solves
+  /// stream through memory: a level's flows end up side by side.
+  void reorder();
+  [[nodiscard]] bool wants_reorder() const;
   std::int64_t reset_full();
-  /// Undoes the levels from `level` on; returns the number of flows to freeze again.
   std::int64_t reset_from(std::size_t level);
 
   std::vector<double> capacity_;
   std::vector<double> spare_;               ///< capacity not taken by frozen flows
   std::vector<std::int32_t> unfrozen_;      ///< flows on the link not yet frozen (during a solve)
-  std::vector<std::vector<Slot>> link_flows_;
+  std::vector<std::vector<std::uint32_t>> link_flows_;  ///< record indices of the flows on each link
   std::vector<std::int32_t> busy_index_;    ///< position in busy_links_, or -1
   std::vector<Link> busy_links_;
   std::vector<std::uint32_t> link_mark_;    ///< scratch stamps: duplicate check, touched links
   std::uint32_t mark_ = 0;
 
-  std::vector<FlowData> flows_;
-  std::vector<std::uint8_t> frozen_;        ///< 1 while frozen in the current solve: the skip test
-                                            ///< in the filling loop stays in cache
+  std::vector<FlowData> flows_;             ///< records, holes included
+  std::vector<std::uint8_t> frozen_;        ///< per record, 1 once frozen in this solve: the skip
+                                            ///< test of the filling loop stays in cache
+  std::vector<std::uint32_t> index_of_;     ///< caller slot -> record index, or kNoIndex
   std::vector<Link> path_links_;            ///< all paths, back to back
   std::vector<std::uint32_t> path_slot_;    ///< parallel: this flow's index in link_flows_[link]
-  std::uint64_t dead_path_entries_ = 0;
   std::int64_t present_ = 0;
+  std::int64_t visited_since_reorder_ = 0;
 
   std::vector<HeapItem> heap_;
-  std::vector<Slot> freeze_order_;          ///< slots in the order the last solve froze them
-  std::vector<std::uint32_t> level_begin_;  ///< level i froze freeze_order_[level_begin_[i], level_begin_[i+1])
+  std::vector<std::uint32_t> freeze_order_;  ///< records in the order the last solve froze them
+  std::vector<std::uint32_t> level_begin_;   ///< level i froze freeze_order_[level_begin_[i], level_begin_[i+1])
   std::vector<Link> touched_;
   bool added_since_solve_ = true;
-  std::uint32_t restart_position_ = kNotFrozen;  ///< min freeze_position of flows removed since
+  std::uint32_t restart_position_ = kNotFrozen;  ///< min freeze_position of the flows removed since
   bool partial_restart_ = true;
   std::int64_t partial_solves_ = 0;
+  std::int64_t flows_frozen_ = 0;
 };
 
 template <class Visit>
 bool MaxMinSolver::solve(Visit&& visit) {
   std::int64_t to_freeze = 0;
+  bool full = false;
   if (added_since_solve_ || !partial_restart_) {
     to_freeze = reset_full();
+    full = true;
   } else if (restart_position_ == kNotFrozen) {
     return false;  // nothing was added or removed
   } else {
@@ -156,6 +169,8 @@ bool MaxMinSolver::solve(Visit&& visit) {
   }
   added_since_solve_ = false;
   restart_position_ = kNotFrozen;
+  visited_since_reorder_ += to_freeze;
+  flows_frozen_ += to_freeze;
 
   while (to_freeze > 0) {
     if (heap_.empty()) throw InternalError("max-min solver: flows left unfrozen with no link to bound them");
@@ -180,29 +195,44 @@ bool MaxMinSolver::solve(Visit&& visit) {
     }
     const std::size_t level = level_begin_.size();
     level_begin_.push_back(static_cast<std::uint32_t>(freeze_order_.size()));
-    const std::vector<Slot>& list = link_flows_[l];
-    const std::size_t n = list.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      if (i + kPrefetchRecord < n && !frozen_[list[i + kPrefetchRecord]]) prefetch_record(list[i + kPrefetchRecord]);
-      if (i + kPrefetchPath < n && !frozen_[list[i + kPrefetchPath]]) prefetch_path(list[i + kPrefetchPath]);
-      const Slot s = list[i];
-      if (frozen_[s]) continue;
-      frozen_[s] = 1;
-      FlowData& f = flows_[s];
-      f.freeze_position = static_cast<std::uint32_t>(freeze_order_.size());
-      freeze_order_.push_back(s);
+    // Raw pointers: the compiler cannot tell that the stores into spare_ leave the vectors'
+    // headers alone, and would reload them on every flow.
+    const std::uint32_t* list = link_flows_[l].data();
+    const std::size_t n = link_flows_[l].size();
+    std::uint8_t* frozen = frozen_.data();
+    FlowData* flows = flows_.data();
+    const Link* paths = path_links_.data();
+    double* spare = spare_.data();
+    std::int32_t* unfrozen = unfrozen_.data();
+    auto position = static_cast<std::uint32_t>(freeze_order_.size());
+    // Backwards, stopping at the link's last unfrozen flow: lists are kept in record order, which
+    // reorder() makes the filling order, so the flows a partial restart re-freezes (and new ones)
+    // sit at the ends and the unchanged prefix is rarely read.
+    for (std::size_t i = n; i-- > 0 && unfrozen[l] > 0;) {
+      if (i >= kPrefetchRecord && !frozen[list[i - kPrefetchRecord]]) __builtin_prefetch(flows + list[i - kPrefetchRecord]);
+      if (i >= kPrefetchPath && !frozen[list[i - kPrefetchPath]]) {
+        __builtin_prefetch(paths + flows[list[i - kPrefetchPath]].path_offset);
+      }
+      const std::uint32_t r = list[i];
+      if (frozen[r]) continue;
+      frozen[r] = 1;
+      FlowData& f = flows[r];
+      f.freeze_position = position++;
+      freeze_order_.push_back(r);
       const double old_rate = f.rate;
       f.rate = share;
-      const Link* p = path_links_.data() + f.path_offset;
-      for (std::uint32_t k = 0; k < f.path_length; ++k) {
-        spare_[p[k]] -= share;
-        --unfrozen_[p[k]];
+      const Link* p = paths + f.path_offset;
+      const std::uint32_t length = f.path_length;
+      for (std::uint32_t k = 0; k < length; ++k) {
+        spare[p[k]] -= share;
+        --unfrozen[p[k]];
       }
       visit(f.clock, old_rate, share, level);
       --to_freeze;
     }
   }
   heap_.clear();
+  if (full || wants_reorder()) reorder();
   return true;
 }
 
