@@ -1,5 +1,7 @@
 #include "collective/algorithms.hpp"
 
+#include "collective/nccl_constants.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -14,8 +16,6 @@ constexpr double kNvlinkStepRing[3] = {0.6, 1.9, 3.4};
 constexpr double kNvlinkStepTree[3] = {0.6, 1.25, 4.0};
 constexpr double kNetStepRing[3] = {2.7, 4.0, 14.0};
 constexpr double kNetStepTree[3] = {5.0, 8.5, 14.0};
-constexpr double kNvlsLatency = 25.0;     // hwLat[NVLINK][NVLS][Simple]
-constexpr double kNvlsNetLatency = 18.0;  // hwLat[NET][NVLS][Simple]
 // LL carries 4 B of data per 8 B line (≤ 50 %), LL128 120 of 128 B (tuning.cc applies 0.92).
 constexpr double kLLShare = 0.5;
 constexpr double kLL128Share = 0.92;
@@ -25,23 +25,12 @@ double ll_max_bandwidth(const hw::SystemSpec& s) {
   if (s.gpu.architecture == "hopper") return 141e9;
   return 282e9;
 }
-// NVLink SHARP all-reduce: the NCCL maintainer's expected peak on 8 H100 is busbw ~480 GB/s, algbw
-// ~275 GB/s (nccl-tests issue #212, published.json nccl-issue212-h100-8gpu-nvls-expected): 275 of
-// 450 GB/s line rate per direction. Used for every NVLS-capable switch generation.
-constexpr double kNvlsAlgbwShare = 274.3 / 450.0;
+using nccl::kNvlsAlgbwShare;
 // Double binary tree: tuning.cc scales tree bandwidth by 0.92 (LL128/Simple caps) and the tree
 // pattern by 0.85.
 constexpr double kTreeShare = 0.85;
-// Pipeline fill: NCCL moves each channel's data in fixed chunks, and the first chunk must cross every
-// ring step before the pipeline is full; NCCL's tuning model omits this. Its cost is the bytes in
-// flight, min(size, kPipelineBytes · ranks), once more at bus bandwidth. kPipelineBytes is the one
-// constant of the ramp, set once for all algorithms and GPUs (≈ 24 channels × 128 KiB chunks) and
-// checked against both published nccl-tests sweeps (tests/collective).
-constexpr double kPipelineBytes = 3.0 * 1024 * 1024;
-// nccl-tests times each call from the host: the kernel launch and the kernel's start-up and
-// completion are part of every measured collective (the 8-GPU sweeps bottom out at 25-45 µs, above
-// NCCL's modelled 15 µs for LL). One figure for every collective and GPU.
-constexpr double kCallOverhead = 10e-6;
+using nccl::kCallOverhead;
+using nccl::kPipelineBytes;
 
 int proto_index(Protocol p) { return static_cast<int>(p); }
 
@@ -174,7 +163,7 @@ CollectiveCost nvls_cost(const hw::SystemSpec& s, Op op, Bytes bytes, const Grou
   const double algbw = kNvlsAlgbwShare * line;
   // Two hops (GPU → switch → GPU) fill the NVLS pipeline, against n for a ring.
   const double fill_bytes = std::min(bytes.value(), 2.0 * kPipelineBytes);
-  const double t = kCallOverhead + kNvlsLatency * 1e-6 + share * (bytes.value() + fill_bytes) / algbw;
+  const double t = kCallOverhead + nccl::kNvlsLatency + share * (bytes.value() + fill_bytes) / algbw;
   return finish(op, bytes, g.size, t, Algorithm::kNvls, Protocol::kSimple);
 }
 

@@ -4,16 +4,17 @@
 #include <map>
 #include <memory>
 
+#include "collective/nccl_constants.hpp"
 #include "core/error.hpp"
 
 namespace moesim::collective {
 namespace {
 
-// Pipeline and call overheads of the closed form (algorithms.cpp) expressed for flows: the fill is
-// extra bytes moved at the flow's rate, the rest is latency before the first byte.
-constexpr double kPipelineBytes = 3.0 * 1024 * 1024;
-constexpr double kCallOverhead = 10e-6;
-constexpr double kNvlsAlgbwShare = 274.3 / 450.0;
+// The closed form's pipeline fill becomes extra bytes moved at the flow's rate; its latencies are
+// the flows' latency before the first byte.
+using nccl::kCallOverhead;
+using nccl::kNvlsAlgbwShare;
+using nccl::kPipelineBytes;
 
 std::int32_t domain_of(const hw::Topology& t, std::int32_t gpu) {
   return t.nodes()[static_cast<std::size_t>(t.gpu_node(gpu))].domain;
@@ -58,7 +59,7 @@ Plan ring_plan(const hw::Topology& topo, const hw::SystemSpec& sys, Op op, doubl
   const double passes = op == Op::kAllReduce ? 2.0 : 1.0;
   const double inter = passes * static_cast<double>(g.domains() - 1);
   const double intra = passes * static_cast<double>(n - 1) - inter;
-  plan.latency_s = kCallOverhead + 8.4e-6 + intra * sys.nvlink_latency.value() + inter * sys.network_latency.value();
+  plan.latency_s = kCallOverhead + nccl::kRingSimpleBaseLatency + intra * sys.nvlink_latency.value() + inter * sys.network_latency.value();
   return plan;
 }
 
@@ -85,7 +86,7 @@ Plan nvls_plan(const hw::Topology& topo, const hw::SystemSpec& sys, Op op, doubl
       break;
     }
   }
-  plan.latency_s = kCallOverhead + 25e-6;
+  plan.latency_s = kCallOverhead + nccl::kNvlsLatency;
   return plan;
 }
 
