@@ -2,7 +2,7 @@
 // rail-optimized H100-like fabric, every ordered pair of distinct GPUs one flow, max-min fair
 // sharing. Targets (issue 3), one core: 1,024 GPUs (1,047,552 flows) in <= 10 s and <= 2 GiB peak
 // RSS; 64 GPUs (4,032 flows) in <= 20 ms.
-// Usage: build/bench/bench_flow_engine [tolerance=1e-2] [repeats_64=20] [gpus_large=1024]
+// Usage: build/bench/bench_flow_engine [tolerance=2e-2] [repeats_64=20] [gpus_large=1024]
 //   (results go to docs/performance.md)
 //
 // The fabric is built here, not by hw/ (the engine knows links, not GPUs): per node 8 GPUs, each
@@ -175,15 +175,16 @@ RunResult run_all_to_all(const RailFabric& fabric, const std::vector<double>& ma
   return r;
 }
 
-/// Largest |t - t_exact| / (t_exact - activation) over the flows: the batching error relative to
-/// each flow's own duration.
-double max_relative_error(const RunResult& approx, const RunResult& exact) {
-  double worst = 0;
+/// |t - t_exact| / (t_exact - activation) per flow: the batching error relative to each flow's
+/// own duration.
+std::vector<double> relative_errors(const RunResult& approx, const RunResult& exact) {
+  std::vector<double> e;
   for (std::size_t f = 0; f < exact.completion.size(); ++f) {
     const double d = static_cast<double>(exact.completion[f] - exact.activation[f]);
-    worst = std::max(worst, std::abs(static_cast<double>(approx.completion[f] - exact.completion[f])) / d);
+    e.push_back(std::abs(static_cast<double>(approx.completion[f] - exact.completion[f])) / d);
   }
-  return worst;
+  std::sort(e.begin(), e.end());
+  return e;
 }
 
 double peak_rss_mib() {
@@ -208,7 +209,7 @@ void print(const char* label, const RunResult& r) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const double tolerance = argc > 1 ? std::atof(argv[1]) : 1e-2;
+  const double tolerance = argc > 1 ? std::atof(argv[1]) : 2e-2;
   const int repeats = argc > 2 ? std::atoi(argv[2]) : 20;
   const int large_gpus = argc > 3 ? std::atoi(argv[3]) : 1024;
   std::printf("bench_flow_engine: all-to-all, log-normal(sigma=1) matrix, mean %.0f KiB per pair, "
@@ -228,9 +229,11 @@ int main(int argc, char** argv) {
       best = std::min(best, last.setup_s + last.run_s);
     }
     print("  64 GPUs", last);
-    std::printf("  64 GPUs: mean wall over %d runs %.2f ms (best %.2f ms); max error vs exact %.3g of a flow's duration; "
-                "makespan error %.3g\n",
-                repeats, 1e3 * total / repeats, 1e3 * best, max_relative_error(last, exact),
+    const auto err = relative_errors(last, exact);
+    std::printf("  64 GPUs: mean wall over %d runs %.2f ms (best %.2f ms)\n", repeats, 1e3 * total / repeats, 1e3 * best);
+    std::printf("  64 GPUs: error vs exact, per flow (of its duration): median %.2g, p99 %.2g, max %.2g; "
+                "all-to-all end %.2g\n",
+                err[err.size() / 2], err[err.size() * 99 / 100], err.back(),
                 std::abs(static_cast<double>(last.finish - exact.finish)) / static_cast<double>(exact.finish));
   }
   {

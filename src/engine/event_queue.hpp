@@ -18,7 +18,8 @@ class EventQueue {
   std::uint64_t schedule(SimTime at, int priority, Action action);
   /// Runs the earliest event; false when the queue is empty.
   bool run_next();
-  /// Runs until empty or until the next event is later than `until`.
+  /// Runs until empty or until the next event is later than `until`; the clock then stands at
+  /// `until` (unless kNever), so nothing can later be scheduled inside the finished window.
   void run(SimTime until = kNever);
 
   [[nodiscard]] SimTime now() const { return now_; }

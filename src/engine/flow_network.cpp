@@ -28,11 +28,29 @@ std::vector<double> capacities_of(const std::vector<LinkCapacity>& links) {
   return c;
 }
 
+/// The kSmall smallest batching keys of one level, ascending, with their flows' slots: most
+/// batches take a few flows from a level, and these find them without reading the level.
+constexpr int kSmall = 8;
+struct SmallKeys {
+  double key[kSmall] = {kInfinity, kInfinity, kInfinity, kInfinity, kInfinity, kInfinity, kInfinity, kInfinity};
+  std::int32_t slot[kSmall] = {};
+  int count = 0;
+  void insert(double k, std::int32_t s) {
+    if (count == kSmall && !(k < key[kSmall - 1])) return;
+    int i = count < kSmall ? count++ : kSmall - 1;
+    for (; i > 0 && k < key[i - 1]; --i) {
+      key[i] = key[i - 1];
+      slot[i] = slot[i - 1];
+    }
+    key[i] = k;
+    slot[i] = s;
+  }
+};
 }  // namespace
 
 struct FlowNetwork::Impl {
-  /// Time-keeping of an active flow, kept by the solver next to its rate: `remaining` bytes were
-  /// left at `ref`; at the current rate the flow finishes at `finish` (picoseconds, unrounded).
+  /// Time-keeping of an active flow, kept by the solver next to its rate: at the current rate it
+  /// finishes at `finish` (picoseconds, unrounded), so rate·(finish - t) bytes are left at t.
   using FlowTime = MaxMinSolver::Clock;
 
   Impl(EventQueue& q, std::vector<LinkCapacity> links, FlowNetworkOptions o)
@@ -120,11 +138,18 @@ struct FlowNetwork::Impl {
     const auto now = static_cast<double>(t);
     const double bound = now + options.completion_batch_tolerance * now;
 
-    // The batch: every flow projected to finish within the window. Only levels whose smallest key
-    // is due can hold one.
+    // The batch: every flow projected to finish within the window. A level whose smallest key is
+    // not due holds no such flow; one whose kSmall smallest are not all due holds only those.
     completed.clear();
-    for (std::size_t level = 0; level < level_min_key.size(); ++level) {
-      if (level_min_key[level] > bound) continue;
+    for (std::size_t level = 0; level < level_small.size(); ++level) {
+      const SmallKeys& small = level_small[level];
+      if (small.key[0] > bound) continue;
+      if (small.count < kSmall || small.key[kSmall - 1] > bound) {
+        for (int i = 0; i < small.count && small.key[i] <= bound; ++i) {
+          if (states[small.slot[i]] == State::kActive) completed.push_back(small.slot[i]);
+        }
+        continue;
+      }
       for (const std::uint32_t r : solver.level_flows(level)) {
         const std::int32_t s = solver.slot_at(r);
         if (s >= 0 && states[s] == State::kActive && key(solver.clock_at(r)) <= bound) completed.push_back(s);
@@ -134,7 +159,7 @@ struct FlowNetwork::Impl {
     released_links.clear();
     // The batch leaves at t, but its flows would have left at their own projected finishes; the
     // new rates are applied from the rate-weighted mean of those (the virtual switch time), so the
-    // bandwidth a flow freed early (or held late) is not handed to the others for free.
+    // bandwidth of a flow taken out early is not handed to the others for free.
     double freed_rate = 0, freed_rate_time = 0;
     for (const std::int32_t s : completed) {
       freed_rate += solver.rate(s);
@@ -143,9 +168,9 @@ struct FlowNetwork::Impl {
     double switch_time = freed_rate > 0 ? freed_rate_time / freed_rate : now;
     for (const std::int32_t s : completed) {
       const FlowTime& f = solver.clock(s);
-      // What the rate did not carry by t: positive when the batch finished the flow early, below
-      // zero when it finished late (or t was rounded up). Booking it keeps each link's bytes exact.
-      const double residual = f.remaining - solver.rate(s) * (now - f.ref) * kSecondsPerPs;
+      // What the rate did not carry by t: positive when the batch takes the flow out early, a
+      // sliver below zero when t was rounded up. Booking it keeps each link's bytes exact.
+      const double residual = solver.rate(s) * (f.finish - now) * kSecondsPerPs;
       for (const LinkId l : solver.path(s)) {
         stats[l].bytes += residual;
         if (!timeline.empty()) released_links.push_back(l);
@@ -165,8 +190,10 @@ struct FlowNetwork::Impl {
         if (pending_paths[s].empty()) {
           complete(s, t);  // no link to share: an infinite rate, done after its latency
         } else {
-          solver.add(s, pending_paths[s]);
-          solver.clock(s) = FlowTime{bytes[s], 0, now, now};
+          // As if moving at `bytes` per second for a second from now: the first solve rescales
+          // that to the fair rate with the same formula as for every rate change.
+          solver.add(s, pending_paths[s], bytes[s]);
+          solver.clock(s) = FlowTime{now + kPs, now};
           std::vector<LinkId>().swap(pending_paths[s]);
           states[s] = State::kActive;
         }
@@ -174,38 +201,50 @@ struct FlowNetwork::Impl {
       pending.erase(pending.begin());
     }
 
-    // Level minima stay in registers while a level is being frozen and are stored when it ends.
+    // Links are booked at the new loads from t, but the re-rated flows switch at switch_time; the
+    // difference is booked now so that every link's bytes stay those of the flows that crossed it.
+    const bool shifted = switch_time != now;
+    if (shifted) {
+      load_before.clear();
+      for (const LinkId l : solver.busy_links()) load_before.emplace_back(l, solver.load(l));
+    }
+
+    // A level's earliest finish and smallest keys are gathered while it is frozen, then stored.
     std::size_t current_level = std::numeric_limits<std::size_t>::max();
-    double ps_per_byte = 0;  // of the current level's share: one division per level, not per flow
-    double min_finish = kInfinity, min_key = kInfinity;
+    double min_finish = kInfinity;
+    SmallKeys small;
     const auto store_level = [&] {
       if (current_level == std::numeric_limits<std::size_t>::max()) return;
       if (current_level >= level_min_finish.size()) {
         level_min_finish.resize(current_level + 1);
-        level_min_key.resize(current_level + 1);
+        level_small.resize(current_level + 1);
       }
       level_min_finish[current_level] = min_finish;
-      level_min_key[current_level] = min_key;
+      level_small[current_level] = small;
     };
-    const bool changed = solver.solve([&](FlowTime& f, double old_rate, double rate, std::size_t level) {
+    const bool changed = solver.solve([&](std::int32_t s, FlowTime& f, double old_rate, double rate, std::size_t level) {
       if (level != current_level) {
         store_level();
         current_level = level;
-        ps_per_byte = kPs / rate;
         min_finish = kInfinity;
-        min_key = kInfinity;
+        small = SmallKeys{};
       }
-      f.remaining -= old_rate * (switch_time - f.ref) * kSecondsPerPs;
-      f.ref = switch_time;
-      f.finish = switch_time + f.remaining * ps_per_byte;
+      // Bytes left at the switch time are old_rate·(finish - switch); they go on at the new rate.
+      // A true division: old·(1/new) can round a whole-picosecond finish up past its tick.
+      f.finish = switch_time + (f.finish - switch_time) * old_rate / rate;
       min_finish = std::min(min_finish, f.finish);
-      min_key = std::min(min_key, key(f));
+      small.insert(key(f), s);
     });
     store_level();
+    if (changed && shifted) {
+      for (const auto& [l, before] : load_before) {
+        stats[l].bytes += (solver.load(l) - before) * (now - switch_time) * kSecondsPerPs;
+      }
+    }
     if (changed) {
-      ++recomputations;
+      if (solver.flow_count() > 0) ++recomputations;  // emptying the network computes no rate
       level_min_finish.resize(solver.level_count());
-      level_min_key.resize(solver.level_count());
+      level_small.resize(solver.level_count());
       record_utilisation(t);
     }
 
@@ -262,9 +301,10 @@ struct FlowNetwork::Impl {
   std::map<SimTime, std::vector<std::int32_t>> pending;  ///< activation time -> slots, in add order
 
   std::vector<double> level_min_finish;  ///< per level of the last solve: earliest finish of its flows
-  std::vector<double> level_min_key;     ///< ... and smallest batching key
+  std::vector<SmallKeys> level_small;    ///< ... and smallest batching keys
   std::vector<std::int32_t> completed;   ///< scratch
   std::vector<LinkId> released_links;    ///< scratch: links of flows completed now (timeline only)
+  std::vector<std::pair<LinkId, double>> load_before;  ///< scratch: busy links' loads before a solve
   SimTime wake_time = kNever;
   std::uint64_t generation = 0;
   std::int64_t recomputations = 0;

@@ -36,7 +36,7 @@ void MaxMinSolver::next_mark() {
   }
 }
 
-void MaxMinSolver::add(Slot slot, std::span<const Link> path) {
+void MaxMinSolver::add(Slot slot, std::span<const Link> path, double initial_rate) {
   if (slot < 0) throw InternalError("max-min solver: negative slot " + std::to_string(slot));
   if (path.empty()) throw InternalError("max-min solver: a flow needs at least one link");
   const auto s = static_cast<std::size_t>(slot);
@@ -60,6 +60,8 @@ void MaxMinSolver::add(Slot slot, std::span<const Link> path) {
   f.path_offset = static_cast<std::uint32_t>(path_links_.size());
   f.path_length = static_cast<std::uint32_t>(path.size());
   f.slot = slot;
+  f.rate = initial_rate;
+  if (f.path_length <= kInlineLinks) std::copy(path.begin(), path.end(), f.inline_links);
   path_links_.insert(path_links_.end(), path.begin(), path.end());
   path_slot_.resize(path_links_.size());
   for (std::uint32_t k = 0; k < f.path_length; ++k) attach(path[k], index, f.path_offset + k);
@@ -138,9 +140,10 @@ void MaxMinSolver::reorder() {
                         " frozen flows of " + std::to_string(present_));
   }
   const std::size_t n = freeze_order_.size();
-  std::vector<FlowData> flows(n);
-  std::vector<Link> links;
-  links.reserve(path_links_.size());
+  LargeVector<FlowData>& flows = flows_spare_;
+  LargeVector<Link>& links = path_links_spare_;
+  flows.resize(n);
+  links.clear();
   for (std::size_t pos = 0; pos < n; ++pos) {
     FlowData r = flows_[freeze_order_[pos]];
     const auto offset = static_cast<std::uint32_t>(links.size());
@@ -150,8 +153,8 @@ void MaxMinSolver::reorder() {
     index_of_[r.slot] = static_cast<std::uint32_t>(pos);
     flows[pos] = r;
   }
-  flows_ = std::move(flows);
-  path_links_ = std::move(links);
+  flows_.swap(flows);
+  path_links_.swap(links);
   path_slot_.resize(path_links_.size());
   // Link lists in record order: a bottleneck's own flows are then contiguous in its list.
   for (const Link l : busy_links_) link_flows_[l].clear();
@@ -165,7 +168,6 @@ void MaxMinSolver::reorder() {
     freeze_order_[pos] = static_cast<std::uint32_t>(pos);
   }
   frozen_.assign(n, 1);
-  visited_since_reorder_ = 0;
 }
 
 void MaxMinSolver::sift_down(std::size_t i) {
@@ -218,21 +220,19 @@ std::int64_t MaxMinSolver::reset_from(std::size_t level) {
   const std::uint32_t* order = freeze_order_.data();
   FlowData* flows = flows_.data();
   std::uint8_t* frozen = frozen_.data();
-  const Link* paths = path_links_.data();
   double* spare = spare_.data();
   std::int32_t* unfrozen = unfrozen_.data();
   std::uint32_t* marks = link_mark_.data();
   const std::uint32_t mark = mark_;
   for (std::size_t i = begin; i < n; ++i) {
-    if (i + kPrefetchRecord < n) __builtin_prefetch(flows + order[i + kPrefetchRecord]);
-    if (i + kPrefetchPath < n) __builtin_prefetch(paths + flows[order[i + kPrefetchPath]].path_offset);
+    if (i + kPrefetch < n) __builtin_prefetch(flows + order[i + kPrefetch]);
     const std::uint32_t r = order[i];
     FlowData& f = flows[r];
     if (f.path_length == 0) continue;  // a hole: remove() already gave its rate back
     f.freeze_position = kNotFrozen;
     frozen[r] = 0;
     const double rate = f.rate;
-    const Link* p = paths + f.path_offset;
+    const Link* p = links_of(f);
     const std::uint32_t length = f.path_length;
     for (std::uint32_t k = 0; k < length; ++k) {
       const Link l = p[k];

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "engine/large_allocator.hpp"
 
 namespace moesim::engine {
 
@@ -20,30 +21,32 @@ class MaxMinSolver {
   using Link = std::int32_t;
   using Slot = std::int32_t;  ///< the caller's name for a flow (dense, reusable once removed)
 
-  /// Bookkeeping the owner keeps per flow. It lives in the same cache line as the rate because a
-  /// solve of a million flows is bound by memory latency, not arithmetic; the solver never reads it.
+  /// Bookkeeping the owner keeps per flow. It lives in the same cache line as the rate and the
+  /// path because a solve of a million flows is bound by memory latency, not arithmetic; the solver
+  /// never reads it. The bytes left at time t are rate·(finish - t), so no more is needed.
   struct Clock {
-    double remaining = 0;         ///< bytes left at `ref`
-    double finish = 0;            ///< projected finish (ps, unrounded) at the current rate
-    double ref = 0;               ///< time of `remaining` (ps; may lie between ticks, see docs/engine.md)
-    double activation = 0;        ///< when the flow became active (ps, a whole number)
+    double finish = 0;      ///< projected finish (ps, unrounded) at the current rate
+    double activation = 0;  ///< when the flow became active (ps, a whole number)
   };
 
   /// `capacity[l]` is link l's capacity in any unit (rates come out in the same unit); each > 0.
   explicit MaxMinSolver(std::vector<double> capacity);
 
   /// Adds a flow crossing `path` (non-empty, valid ids, no link twice) under the caller's `slot`,
-  /// which must not name a present flow. Its clock starts zeroed and its rate at 0 until a solve.
-  void add(Slot slot, std::span<const Link> path);
+  /// which must not name a present flow. Its clock starts zeroed; `initial_rate` is what rate()
+  /// reports, and visit() receives as old_rate, until a solve sets the flow's fair rate (the owner
+  /// can then keep one formula for new and old flows). It does not count on the links.
+  void add(Slot slot, std::span<const Link> path, double initial_rate = 0);
   /// Removes the flow `slot`; its rate no longer counts on its links.
   void remove(Slot slot);
 
-  /// Recomputes the max-min fair rates. `visit(clock, old_rate, new_rate, level)` is called once
-  /// for every flow whose rate this solve set, in the order the flows were frozen (old_rate is 0 for
-  /// a flow added since the last solve; `level` numbers the bottlenecks in filling order). Flows
-  /// that are not visited keep their rate and level: when only removals happened since the last
-  /// solve, the filling restarts at the level of the first removed flow, because everything frozen
-  /// before it is provably unchanged (docs/engine.md). Returns false when nothing had changed.
+  /// Recomputes the max-min fair rates. `visit(slot, clock, old_rate, new_rate, level)` is called
+  /// once for every flow whose rate this solve set, in the order the flows were frozen (old_rate
+  /// is the initial rate for a flow added since the last solve; `level` numbers the bottlenecks in
+  /// filling order). Flows that are not visited keep their rate and level: when only removals
+  /// happened since the last solve, the filling restarts at the level of the first removed flow,
+  /// because everything frozen before it is provably unchanged (docs/engine.md). Returns false
+  /// when nothing had changed. May renumber records (level_flows() indices), never slots.
   template <class Visit>
   bool solve(Visit&& visit);
 
@@ -65,7 +68,7 @@ class MaxMinSolver {
     const FlowData& f = record(slot);
     return {path_links_.data() + f.path_offset, f.path_length};
   }
-  /// Sum of the rates of the flows on `link`, as of the last solve.
+  /// Sum of the rates of the flows on `link`: as of the last solve, less the flows removed since.
   [[nodiscard]] double load(Link link) const { return capacity_[link] - spare_[link]; }
   [[nodiscard]] double capacity(Link link) const { return capacity_[link]; }
   [[nodiscard]] std::int32_t flow_count(Link link) const {
@@ -88,21 +91,27 @@ class MaxMinSolver {
   static constexpr std::uint32_t kNotFrozen = std::numeric_limits<std::uint32_t>::max();
   static constexpr std::uint32_t kNoIndex = std::numeric_limits<std::uint32_t>::max();
 
+  /// Paths up to this long are copied into the record, so freezing a flow touches one cache line.
+  static constexpr std::uint32_t kInlineLinks = 6;
   struct alignas(64) FlowData {
-    std::uint32_t path_offset = 0;
+    double rate = 0;
+    Clock clock;
+    std::uint32_t path_offset = 0;               ///< in path_links_ (every path is kept there too)
     std::uint32_t path_length = 0;               ///< 0: a hole left by a removed flow
     std::uint32_t freeze_position = kNotFrozen;  ///< index in freeze_order_ of the last solve
     Slot slot = -1;
-    double rate = 0;
-    Clock clock;
+    Link inline_links[kInlineLinks] = {};        ///< the path, when path_length <= kInlineLinks
   };
+  static_assert(sizeof(FlowData) == 64);
+  [[nodiscard]] const Link* links_of(const FlowData& f) const {
+    return f.path_length <= kInlineLinks ? f.inline_links : path_links_.data() + f.path_offset;
+  }
   struct HeapItem {
     double share;  ///< a lower bound of the link's fair share (exact when on top and fresh)
     Link link;
   };
-  /// How far ahead the hot loops prefetch flow records and paths (in flows).
-  static constexpr std::size_t kPrefetchRecord = 16;
-  static constexpr std::size_t kPrefetchPath = 8;
+  /// How far ahead the hot loops prefetch flow records (in flows).
+  static constexpr std::size_t kPrefetch = 32;
 
   [[nodiscard]] static bool before(const HeapItem& a, const HeapItem& b) {
     return a.share < b.share || (a.share == b.share && a.link < b.link);
@@ -131,17 +140,18 @@ class MaxMinSolver {
   std::vector<std::uint32_t> link_mark_;    ///< scratch stamps: duplicate check, touched links
   std::uint32_t mark_ = 0;
 
-  std::vector<FlowData> flows_;             ///< records, holes included
-  std::vector<std::uint8_t> frozen_;        ///< per record, 1 once frozen in this solve: the skip
+  LargeVector<FlowData> flows_;             ///< records, holes included
+  LargeVector<FlowData> flows_spare_;       ///< reorder() builds here, then swaps (no page faults)
+  LargeVector<Link> path_links_spare_;
+  LargeVector<std::uint8_t> frozen_;        ///< per record, 1 once frozen in this solve: the skip
                                             ///< test of the filling loop stays in cache
-  std::vector<std::uint32_t> index_of_;     ///< caller slot -> record index, or kNoIndex
-  std::vector<Link> path_links_;            ///< all paths, back to back
-  std::vector<std::uint32_t> path_slot_;    ///< parallel: this flow's index in link_flows_[link]
+  LargeVector<std::uint32_t> index_of_;     ///< caller slot -> record index, or kNoIndex
+  LargeVector<Link> path_links_;            ///< all paths, back to back
+  LargeVector<std::uint32_t> path_slot_;    ///< parallel: this flow's index in link_flows_[link]
   std::int64_t present_ = 0;
-  std::int64_t visited_since_reorder_ = 0;
 
   std::vector<HeapItem> heap_;
-  std::vector<std::uint32_t> freeze_order_;  ///< records in the order the last solve froze them
+  LargeVector<std::uint32_t> freeze_order_;  ///< records in the order the last solve froze them
   std::vector<std::uint32_t> level_begin_;   ///< level i froze freeze_order_[level_begin_[i], level_begin_[i+1])
   std::vector<Link> touched_;
   bool added_since_solve_ = true;
@@ -169,7 +179,6 @@ bool MaxMinSolver::solve(Visit&& visit) {
   }
   added_since_solve_ = false;
   restart_position_ = kNotFrozen;
-  visited_since_reorder_ += to_freeze;
   flows_frozen_ += to_freeze;
 
   while (to_freeze > 0) {
@@ -201,7 +210,6 @@ bool MaxMinSolver::solve(Visit&& visit) {
     const std::size_t n = link_flows_[l].size();
     std::uint8_t* frozen = frozen_.data();
     FlowData* flows = flows_.data();
-    const Link* paths = path_links_.data();
     double* spare = spare_.data();
     std::int32_t* unfrozen = unfrozen_.data();
     auto position = static_cast<std::uint32_t>(freeze_order_.size());
@@ -209,10 +217,7 @@ bool MaxMinSolver::solve(Visit&& visit) {
     // reorder() makes the filling order, so the flows a partial restart re-freezes (and new ones)
     // sit at the ends and the unchanged prefix is rarely read.
     for (std::size_t i = n; i-- > 0 && unfrozen[l] > 0;) {
-      if (i >= kPrefetchRecord && !frozen[list[i - kPrefetchRecord]]) __builtin_prefetch(flows + list[i - kPrefetchRecord]);
-      if (i >= kPrefetchPath && !frozen[list[i - kPrefetchPath]]) {
-        __builtin_prefetch(paths + flows[list[i - kPrefetchPath]].path_offset);
-      }
+      if (i >= kPrefetch && !frozen[list[i - kPrefetch]]) __builtin_prefetch(flows + list[i - kPrefetch]);
       const std::uint32_t r = list[i];
       if (frozen[r]) continue;
       frozen[r] = 1;
@@ -221,13 +226,13 @@ bool MaxMinSolver::solve(Visit&& visit) {
       freeze_order_.push_back(r);
       const double old_rate = f.rate;
       f.rate = share;
-      const Link* p = paths + f.path_offset;
+      const Link* p = links_of(f);
       const std::uint32_t length = f.path_length;
       for (std::uint32_t k = 0; k < length; ++k) {
         spare[p[k]] -= share;
         --unfrozen[p[k]];
       }
-      visit(f.clock, old_rate, share, level);
+      visit(f.slot, f.clock, old_rate, share, level);
       --to_freeze;
     }
   }

@@ -63,6 +63,8 @@ class Topology {
   /// Link ids of the path from GPU `src` to GPU `dst` (empty when src == dst): NVLink inside a
   /// domain; across domains NIC → leaf (→ spine → leaf) → NIC on the same rail, spine chosen by a
   /// deterministic hash of (src, dst) (ECMP); with PXN a rail mismatch is crossed on NVLink first.
+  /// Safe to call from several threads at once (routing tables are cached under a lock), but not
+  /// while another thread adds nodes or links.
   [[nodiscard]] std::vector<std::int32_t> route(std::int32_t src, std::int32_t dst, const RoutingOptions& opt = {}) const;
 
   /// Structural checks (every link's endpoints exist, bandwidth > 0, every GPU reaches every other

@@ -169,9 +169,9 @@ Topology build_topology(const SystemSpec& system, const FabricOptions& fabric) {
   }
 
   t.description = fmt::format(
-      "{} sized to {} GPUs: {} NVLink {}{} of up to {} GPUs ({} GB/s per GPU each way{}), {} Gb/s of NICs per GPU on a "
-      "rail-optimized fabric of {} leaves and {} spines (leaf radix {}, oversubscription {})",
-      system.name, n, domains, domain_word, domains == 1 ? "" : "s", per_domain,
+      "{} sized to {} GPUs: {} NVLink domain{} (one per {}) of up to {} GPUs ({} GB/s per GPU each way{}), {} Gb/s of NICs per GPU on a "
+      "rail-optimized fabric of {} leaf and {} spine switches (leaf radix {}, oversubscription {})",
+      system.name, n, domains, domains == 1 ? "" : "s", domain_word, per_domain,
       format_number(system.gpu.nvlink_bandwidth.value() / kGB), per_domain > 1 ? " through one switch crossbar" : "",
       format_number(port.value() * 8 / 1e9), leaves.size(), spines, fabric.leaf_radix,
       format_number(fabric.oversubscription));

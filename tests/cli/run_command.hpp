@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace moesim::test {
 
@@ -27,7 +28,7 @@ inline std::string slurp(const std::string& path) {
 /// Runs `command` with /bin/sh in `cwd`; stdout and stderr are captured separately.
 inline CommandResult run_command(const std::string& command, const std::string& cwd) {
   static int counter = 0;
-  const std::string base = std::string(MOESIM_BINARY_DIR) + "/cli-test-" + std::to_string(++counter);
+  const std::string base = std::string(MOESIM_BINARY_DIR) + "/cli-test-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
   const std::string full = "cd '" + cwd + "' && (" + command + ") >'" + base + ".out' 2>'" + base + ".err'";
   const int status = std::system(full.c_str());
   CommandResult r;
