@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../test_paths.hpp"
-#include "run_command.hpp"
+#include "../run_command.hpp"
 
 using namespace moesim;
 namespace fs = std::filesystem;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "../test_paths.hpp"
-#include "run_command.hpp"
+#include "../run_command.hpp"
 
 using namespace moesim;
 namespace fs = std::filesystem;

@@ -2,6 +2,8 @@
 // exactly the one-line message in tests/invalid/<case>.expect (see tests/invalid/README.md).
 #include <doctest/doctest.h>
 
+#include "../refusal.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -17,21 +19,8 @@ using namespace moesim;
 
 namespace {
 
-/// The message a scenario file is refused with, or "" when it loads.
-std::string refusal(const std::string& path) {
-  try {
-    (void)config::load_scenario_file(path);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::string first_line(std::string text) {
-  if (auto nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
-  if (!text.empty() && text.back() == '\r') text.pop_back();
-  return text;
-}
+std::string refusal(const std::string& path) { return test::refusal(config::load_scenario_file, path); }
+using test::first_line;
 
 }  // namespace
 

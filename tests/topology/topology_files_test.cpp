@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "../refusal.hpp"
+#include "../run_command.hpp"
 #include "../test_paths.hpp"
 #include "config/hw_loader.hpp"
 #include "config/topology_loader.hpp"
@@ -37,42 +39,9 @@ const std::vector<PresetFile> kPresetFiles = {
     {"gb200-nvl72-144.json", "gb200-nvl72", 144},
 };
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-/// Runs `command` with /bin/sh in `cwd`, capturing stdout and stderr. The capture files carry the
-/// process id: ctest runs test_cli (which captures into cli-test-N files) beside this executable.
-CommandResult run(const std::string& command, const fs::path& cwd) {
-  static int counter = 0;
-  const std::string base =
-      (test::binary_dir() / ("topology-test-" + std::to_string(::getpid()) + "-" + std::to_string(++counter))).string();
-  const std::string full = "cd '" + cwd.string() + "' && (" + command + ") >'" + base + ".out' 2>'" + base + ".err'";
-  const int status = std::system(full.c_str());
-  CommandResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_text_file(base + ".out");
-  r.err = read_text_file(base + ".err");
-  fs::remove(base + ".out");
-  fs::remove(base + ".err");
-  return r;
-}
-
-std::string refusal(const std::string& path) {
-  try {
-    (void)config::load_topology_file(path);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::string first_line(std::string text) {
-  if (auto nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
-  if (!text.empty() && text.back() == '\r') text.pop_back();
-  return text;
-}
+std::string refusal(const std::string& path) { return test::refusal(config::load_topology_file, path); }
+using test::first_line;
+test::CommandResult run(const std::string& command, const fs::path& cwd) { return test::run_command(command, cwd.string()); }
 
 void check_same_graph(const hw::Topology& a, const hw::Topology& b) {
   CHECK(a.name == b.name);
