@@ -3,10 +3,13 @@
 // micro-batches in flight, buffers). The memory-model issue replaces it with per-rank timelines.
 #include <vector>
 
-#include "estimate/stage_params.hpp"
+#include "schedule/stage_params.hpp"
 #include "scenario/result.hpp"
 
 namespace moesim::estimate {
+
+using schedule::RankParams;
+using schedule::StageLayers;
 
 /// Activation bytes one transformer layer keeps for the backward pass, per micro-batch, on one rank.
 [[nodiscard]] double layer_activation_bytes(const Scenario& s, bool moe);

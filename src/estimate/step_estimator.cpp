@@ -10,12 +10,15 @@
 #include "core/version.hpp"
 #include "estimate/layer_cost.hpp"
 #include "estimate/memory_estimate.hpp"
-#include "estimate/stage_params.hpp"
-#include "estimate/stage_plan.hpp"
+#include "schedule/stage_params.hpp"
+#include "schedule/stage_plan.hpp"
 #include "model/counts.hpp"
 
 namespace moesim::estimate {
 namespace {
+
+using schedule::plan_stages;
+using schedule::rank_params;
 
 using collective::Op;
 

@@ -4,7 +4,7 @@
 #include "config/model_loader.hpp"
 #include "config/hw_loader.hpp"
 #include "estimate/memory_estimate.hpp"
-#include "estimate/stage_plan.hpp"
+#include "schedule/stage_plan.hpp"
 #include "estimate/step_estimator.hpp"
 #include "report/result_json.hpp"
 
@@ -91,7 +91,7 @@ TEST_CASE("stage plan spreads layers evenly and puts the extras in the middle") 
   Scenario s = dense_scenario(64, 1, 8, 4, 64);
   s.model.num_layers = 61;
   s.model.moe_layer_pattern.clear();
-  const auto stages = estimate::plan_stages(s);
+  const auto stages = schedule::plan_stages(s);
   std::int64_t total = 0;
   for (const auto& st : stages) total += static_cast<std::int64_t>(st.layers.size());
   CHECK(total == 61);

@@ -1,9 +1,9 @@
-#include "estimate/stage_plan.hpp"
+#include "schedule/stage_plan.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 
-namespace moesim::estimate {
+namespace moesim::schedule {
 
 std::vector<StageLayers> plan_stages(const Scenario& s) {
   const std::int64_t pp = s.parallel.pp;
@@ -34,4 +34,4 @@ std::vector<StageLayers> plan_stages(const Scenario& s) {
   return stages;
 }
 
-}  // namespace moesim::estimate
+}  // namespace moesim::schedule

@@ -1,8 +1,8 @@
-#include "estimate/stage_params.hpp"
+#include "schedule/stage_params.hpp"
 
 #include "model/counts.hpp"
 
-namespace moesim::estimate {
+namespace moesim::schedule {
 
 std::vector<RankParams> rank_params(const Scenario& s, const std::vector<StageLayers>& stages) {
   const auto& m = s.model;
@@ -37,4 +37,4 @@ std::vector<RankParams> rank_params(const Scenario& s, const std::vector<StageLa
   return out;
 }
 
-}  // namespace moesim::estimate
+}  // namespace moesim::schedule

@@ -2,10 +2,10 @@
 // Parameters one rank of a pipeline stage holds, split by how the layout shards them.
 #include <vector>
 
-#include "estimate/stage_plan.hpp"
+#include "schedule/stage_plan.hpp"
 #include "scenario/scenario.hpp"
 
-namespace moesim::estimate {
+namespace moesim::schedule {
 
 struct RankParams {
   double dense = 0;   ///< non-expert weights on this rank (after TP sharding); reduced over DP
@@ -16,4 +16,4 @@ struct RankParams {
 /// Weights held by one rank of each pipeline stage.
 [[nodiscard]] std::vector<RankParams> rank_params(const Scenario& s, const std::vector<StageLayers>& stages);
 
-}  // namespace moesim::estimate
+}  // namespace moesim::schedule

@@ -6,7 +6,7 @@
 
 #include "scenario/scenario.hpp"
 
-namespace moesim::estimate {
+namespace moesim::schedule {
 
 struct StageLayers {
   std::vector<std::int64_t> layers;  ///< transformer layer indices on this pipeline rank (all chunks)
@@ -18,4 +18,4 @@ struct StageLayers {
 /// the first and last chunks also carry the embedding and the loss.
 [[nodiscard]] std::vector<StageLayers> plan_stages(const Scenario& s);
 
-}  // namespace moesim::estimate
+}  // namespace moesim::schedule
