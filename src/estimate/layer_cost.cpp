@@ -1,6 +1,8 @@
 #include "estimate/layer_cost.hpp"
 
 #include <algorithm>
+#include <string_view>
+#include <utility>
 
 namespace moesim::estimate {
 
@@ -43,7 +45,64 @@ GroupLayout place_groups(const Scenario& s) {
 namespace {
 // Activations and gradients moved between kernels and over the wire are 16-bit.
 constexpr double kActivationBytes = 2.0;
+
+double gemm_flops(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
+}
+
+void add_to(PassCost& c, const LayerOp& op) {
+  switch (op.kind) {
+    case OpKind::kCompute: c.compute += op.seconds; break;
+    case OpKind::kTpComm: c.tp_comm += op.seconds; break;
+    case OpKind::kCpComm: c.cp_comm += op.seconds; break;
+    case OpKind::kEpComm: c.ep_comm += op.seconds; break;
+  }
+}
+
+LayerOp with_phase(LayerOp op, OpPhase phase) {
+  op.phase = phase;
+  return op;
+}
 }  // namespace
+
+std::string_view to_string(OpKind k) {
+  switch (k) {
+    case OpKind::kCompute: return "compute";
+    case OpKind::kTpComm: return "tp_comm";
+    case OpKind::kCpComm: return "cp_comm";
+    case OpKind::kEpComm: return "ep_comm";
+  }
+  return "?";
+}
+
+std::string_view to_string(OpPhase p) {
+  switch (p) {
+    case OpPhase::kForward: return "forward";
+    case OpPhase::kBackward: return "backward";
+    case OpPhase::kDgrad: return "dgrad";
+    case OpPhase::kWgrad: return "wgrad";
+    case OpPhase::kRecompute: return "recompute";
+  }
+  return "?";
+}
+
+UnitCost OpProgram::cost() const {
+  UnitCost c;
+  for (const LayerOp& op : forward) add_to(c.forward, op);
+  for (const LayerOp& op : backward) {
+    add_to(c.backward, op);
+    if (op.phase == OpPhase::kRecompute) add_to(c.recompute, op);
+  }
+  return c;
+}
+
+OpProgram LayerCostModel::Builder::finish() {
+  OpProgram p;
+  p.forward = std::move(forward);
+  p.backward = std::move(recompute);
+  p.backward.insert(p.backward.end(), backward_in_forward_order.rbegin(), backward_in_forward_order.rend());
+  return p;
+}
 
 LayerCostModel::LayerCostModel(const Scenario& s) : s_(s), kernels_(s.system.gpu), groups_(place_groups(s)) {
   tokens_ = s.training.micro_batch_size * s.training.seq_length / s.parallel.cp;
@@ -55,9 +114,8 @@ bool LayerCostModel::recomputes(const char* module) const {
   return full_recompute_ || (s_.recompute.granularity == RecomputeGranularity::kSelective && s_.recompute.has(module));
 }
 
-void LayerCostModel::add_gemm(UnitCost& c, Gemm g, bool recomputed) const {
-  recomputed = recomputed || (full_recompute_ && in_layer_);
-  const Precision p = s_.precision;
+void LayerCostModel::add_gemm(Builder& c, const char* name, Gemm g, bool recomputed, Precision p) const {
+  recomputed = recomputed || (full_recompute_ && c.checkpointed);
   const double fwd = kernels_.gemm({g.m, g.n, g.k, g.batch}, p).value();
   // Backward: data gradient dX = dY·Wᵀ (m×k, inner n) and weight gradient dW = Xᵀ·dY (k×n, inner m).
   const double dgrad = kernels_.gemm({g.m, g.k, g.n, g.batch}, p).value();
@@ -73,42 +131,54 @@ void LayerCostModel::add_gemm(UnitCost& c, Gemm g, bool recomputed) const {
     cast_fwd = kernels_.memory_bound(Bytes(in_elems * per_elem)).value() - kernels_.launch_gap().value();
     cast_bwd = kernels_.memory_bound(Bytes(out_elems * per_elem)).value() - kernels_.launch_gap().value();
   }
-  c.forward.compute += fwd + cast_fwd;
-  c.backward.compute += dgrad + wgrad + cast_bwd;
-  if (recomputed) {
-    c.backward.compute += fwd + cast_fwd;
-    c.recompute.compute += fwd + cast_fwd;
-  }
+  const double flops = gemm_flops(g.m, g.n, g.k, g.batch);
+  const LayerOp forward{name, OpKind::kCompute, OpPhase::kForward, fwd + cast_fwd, 0, 0, flops};
+  c.forward.push_back(forward);
+  // The weight gradient follows the data gradient in reverse order, so it is pushed first here.
+  c.backward_in_forward_order.push_back({name, OpKind::kCompute, OpPhase::kWgrad, wgrad, 0, 0, flops});
+  c.backward_in_forward_order.push_back({name, OpKind::kCompute, OpPhase::kDgrad, dgrad + cast_bwd, 0, 0, flops});
+  if (recomputed) c.recompute.push_back(with_phase(forward, OpPhase::kRecompute));
 }
 
-void LayerCostModel::add_memory_op(UnitCost& c, double forward_bytes, double backward_bytes, bool recomputed) const {
-  recomputed = recomputed || (full_recompute_ && in_layer_);
-  const double fwd = kernels_.memory_bound(Bytes(forward_bytes)).value();
-  c.forward.compute += fwd;
-  c.backward.compute += kernels_.memory_bound(Bytes(backward_bytes)).value();
-  if (recomputed) {
-    c.backward.compute += fwd;
-    c.recompute.compute += fwd;
-  }
+void LayerCostModel::add_memory_op(Builder& c, const char* name, double forward_bytes, double backward_bytes,
+                                   bool recomputed) const {
+  recomputed = recomputed || (full_recompute_ && c.checkpointed);
+  const LayerOp forward{name, OpKind::kCompute, OpPhase::kForward, kernels_.memory_bound(Bytes(forward_bytes)).value(),
+                        0, forward_bytes, 0};
+  c.forward.push_back(forward);
+  c.backward_in_forward_order.push_back({name, OpKind::kCompute, OpPhase::kBackward,
+                                         kernels_.memory_bound(Bytes(backward_bytes)).value(), 0, backward_bytes, 0});
+  if (recomputed) c.recompute.push_back(with_phase(forward, OpPhase::kRecompute));
 }
 
-void LayerCostModel::add_tp_collective(UnitCost& c, Op fwd_op, double bytes, double overlap_window_s,
+void LayerCostModel::add_comm(Builder& c, const char* name, OpKind kind, double seconds, double latency_s,
+                              double bytes, bool recomputed) const {
+  const LayerOp op{name, kind, OpPhase::kForward, seconds, std::min(latency_s, seconds), bytes, 0};
+  c.forward.push_back(op);
+  c.backward_in_forward_order.push_back(with_phase(op, OpPhase::kBackward));
+  if (recomputed) c.recompute.push_back(with_phase(op, OpPhase::kRecompute));
+}
+
+namespace {
+/// The size-independent part of a collective's closed-form time (its latency terms).
+double collective_latency(const hw::SystemSpec& sys, Op op, const collective::GroupPlacement& g) {
+  return collective::collective_time(sys, op, Bytes(1), g).value();
+}
+}  // namespace
+
+void LayerCostModel::add_tp_collective(Builder& c, const char* name, Op fwd_op, double bytes, double overlap_window_s,
                                        bool recomputed) const {
   if (s_.parallel.tp <= 1) return;
-  recomputed = recomputed || (full_recompute_ && in_layer_);
+  recomputed = recomputed || (full_recompute_ && c.checkpointed);
   const double t = collective::collective_time(s_.system, fwd_op, Bytes(bytes), groups_.tp).value();
   // With TE's userbuffers overlap (tp_comm_overlap) the collective is split into chunks that run
-  // under the neighbouring GEMM; only what exceeds the GEMM stays exposed.
+  // under the neighbouring GEMM; only what exceeds the GEMM stays exposed. The backward runs the
+  // transposed collective (all-gather ↔ reduce-scatter) at the same cost.
   const double exposed = s_.parallel.tp_comm_overlap ? std::max(0.0, t - overlap_window_s) : t;
-  c.forward.tp_comm += exposed;
-  c.backward.tp_comm += exposed;  // the transposed collective (all-gather ↔ reduce-scatter)
-  if (recomputed) {
-    c.backward.tp_comm += exposed;
-    c.recompute.tp_comm += exposed;
-  }
+  add_comm(c, name, OpKind::kTpComm, exposed, collective_latency(s_.system, fwd_op, groups_.tp), bytes, recomputed);
 }
 
-void LayerCostModel::add_attention(UnitCost& c, std::int64_t key_span) const {
+void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
   const auto& m = s_.model;
   const auto& p = s_.parallel;
   const std::int64_t h = m.hidden_size;
@@ -118,7 +188,7 @@ void LayerCostModel::add_attention(UnitCost& c, std::int64_t key_span) const {
   const bool rc_norm = recomputes("layernorm");
 
   // Pre-attention norm: read x, write normalised x; backward reads x, dy, writes dx.
-  add_memory_op(c, 2 * act_bytes_sp, 3 * act_bytes_sp, rc_norm);
+  add_memory_op(c, "input_norm", 2 * act_bytes_sp, 3 * act_bytes_sp, rc_norm);
   const double gathered_bytes = static_cast<double>(tokens_ * h) * kActivationBytes;
 
   std::int64_t head_dim_qk = m.kv_channels, head_dim_v = m.kv_channels;
@@ -127,26 +197,28 @@ void LayerCostModel::add_attention(UnitCost& c, std::int64_t key_span) const {
     const auto& mla = *m.multi_latent_attention;
     head_dim_qk = mla.qk_head_dim + mla.qk_pos_emb_head_dim;
     head_dim_v = mla.v_head_dim;
+    qkv_gemm_s = kernels_.gemm({tokens_, heads * head_dim_qk, h, 1}, s_.precision).value();
+    // Megatron gathers the sequence-parallel input before the down-projections.
+    if (sp) add_tp_collective(c, "attn_all_gather", Op::kAllGather, gathered_bytes, qkv_gemm_s, rc_norm);
     const bool rc_up = recomputes("mla_up_proj");
     if (mla.q_lora_rank > 0) {
-      add_gemm(c, {tokens_, mla.q_lora_rank, h, 1}, false);
-      add_gemm(c, {tokens_, heads * head_dim_qk, mla.q_lora_rank, 1}, rc_up);
+      add_gemm(c, "q_down_proj", {tokens_, mla.q_lora_rank, h, 1}, false);
+      add_gemm(c, "q_up_proj", {tokens_, heads * head_dim_qk, mla.q_lora_rank, 1}, rc_up);
     } else {
-      add_gemm(c, {tokens_, heads * head_dim_qk, h, 1}, false);
+      add_gemm(c, "q_proj", {tokens_, heads * head_dim_qk, h, 1}, false);
     }
-    add_gemm(c, {tokens_, mla.kv_lora_rank + mla.qk_pos_emb_head_dim, h, 1}, false);
-    add_gemm(c, {tokens_, heads * (mla.qk_head_dim + mla.v_head_dim), mla.kv_lora_rank, 1}, rc_up);
-    qkv_gemm_s = kernels_.gemm({tokens_, heads * head_dim_qk, h, 1}, s_.precision).value();
+    add_gemm(c, "kv_down_proj", {tokens_, mla.kv_lora_rank + mla.qk_pos_emb_head_dim, h, 1}, false);
+    add_gemm(c, "kv_up_proj", {tokens_, heads * (mla.qk_head_dim + mla.v_head_dim), mla.kv_lora_rank, 1}, rc_up);
   } else {
     const std::int64_t groups = m.num_query_groups / p.tp;
     const std::int64_t qkv_width = (heads + 2 * groups) * m.kv_channels;
-    add_gemm(c, {tokens_, qkv_width, h, 1}, false);
     qkv_gemm_s = kernels_.gemm({tokens_, qkv_width, h, 1}, s_.precision).value();
+    if (sp) add_tp_collective(c, "attn_all_gather", Op::kAllGather, gathered_bytes, qkv_gemm_s, rc_norm);
+    add_gemm(c, "qkv_proj", {tokens_, qkv_width, h, 1}, false);
     // Rotary embedding of q and k.
     const double qk_bytes = static_cast<double>(tokens_ * (heads + groups) * m.kv_channels) * kActivationBytes;
-    add_memory_op(c, 2 * qk_bytes, 2 * qk_bytes, false);
+    add_memory_op(c, "rotary", 2 * qk_bytes, 2 * qk_bytes, false);
   }
-  if (sp) add_tp_collective(c, Op::kAllGather, gathered_bytes, qkv_gemm_s, rc_norm);
 
   // Attention core.
   compute::AttentionShape a;
@@ -165,9 +237,13 @@ void LayerCostModel::add_attention(UnitCost& c, std::int64_t key_span) const {
     core_bwd = kernels_.unfused_attention_backward(a, s_.precision).value();
   }
   const bool rc_core = recomputes("core_attn");  // true under full recompute too
-  c.forward.compute += core_fwd;
-  c.backward.compute += core_bwd + (rc_core ? core_fwd : 0.0);
-  if (rc_core) c.recompute.compute += core_fwd;
+  const double core_flops = compute::KernelCostModel::attention_forward_flops(a).value();
+  const LayerOp core{"core_attention", OpKind::kCompute, OpPhase::kForward, core_fwd, 0, 0, core_flops};
+  c.forward.push_back(core);
+  // The backward recomputes the scores and runs four GEMMs: 2.5× the forward's FLOPs.
+  c.backward_in_forward_order.push_back(
+      {"core_attention", OpKind::kCompute, OpPhase::kBackward, core_bwd, 0, 0, 2.5 * core_flops});
+  if (rc_core) c.recompute.push_back(with_phase(core, OpPhase::kRecompute));
 
   if (p.cp > 1) {
     // Ring context parallelism (Megatron cp_comm_type p2p): K and V chunks circulate cp−1 steps,
@@ -177,43 +253,56 @@ void LayerCostModel::add_attention(UnitCost& c, std::int64_t key_span) const {
                                                    (head_dim_qk + head_dim_v)) *
                                kActivationBytes;
     const double step = collective::collective_time(s_.system, Op::kSendRecv, Bytes(chunk_bytes), groups_.cp).value();
+    const double latency = collective_latency(s_.system, Op::kSendRecv, groups_.cp);
     const double steps = static_cast<double>(p.cp - 1);
     const double fwd_exposed = std::max(0.0, step * steps - core_fwd * steps / static_cast<double>(p.cp));
     const double bwd_exposed = std::max(0.0, 2.0 * step * steps - core_bwd * steps / static_cast<double>(p.cp));
-    c.forward.cp_comm += fwd_exposed;
-    c.backward.cp_comm += bwd_exposed + (rc_core ? fwd_exposed : 0.0);
-    if (rc_core) c.recompute.cp_comm += fwd_exposed;
+    const LayerOp fwd{"cp_ring_exchange", OpKind::kCpComm, OpPhase::kForward, fwd_exposed,
+                      std::min(latency * steps, fwd_exposed), chunk_bytes * steps, 0};
+    c.forward.push_back(fwd);
+    c.backward_in_forward_order.push_back({"cp_ring_exchange", OpKind::kCpComm, OpPhase::kBackward, bwd_exposed,
+                                           std::min(2 * latency * steps, bwd_exposed), 2 * chunk_bytes * steps, 0});
+    if (rc_core) c.recompute.push_back(with_phase(fwd, OpPhase::kRecompute));
   }
 
   // Output projection and its TP reduction.
   const std::int64_t out_in = heads * head_dim_v;
-  add_gemm(c, {tokens_, h, out_in, 1}, false);
+  add_gemm(c, "attn_out_proj", {tokens_, h, out_in, 1}, false);
   const double out_gemm_s = kernels_.gemm({tokens_, h, out_in, 1}, s_.precision).value();
-  add_tp_collective(c, sp ? Op::kReduceScatter : Op::kAllReduce, gathered_bytes, out_gemm_s, false);
+  add_tp_collective(c, sp ? "attn_reduce_scatter" : "attn_all_reduce", sp ? Op::kReduceScatter : Op::kAllReduce,
+                    gathered_bytes, out_gemm_s, false);
   // Residual add (+ dropout): read two tensors, write one.
-  add_memory_op(c, 3 * act_bytes_sp, 3 * act_bytes_sp, false);
+  add_memory_op(c, "attn_residual", 3 * act_bytes_sp, 3 * act_bytes_sp, false);
 }
 
-void LayerCostModel::add_dense_mlp(UnitCost& c, std::int64_t width, bool recomputed) const {
+void LayerCostModel::add_dense_mlp(Builder& c, const char* prefix, std::int64_t width, bool recomputed) const {
   const auto& m = s_.model;
   const auto& p = s_.parallel;
+  const bool shared = std::string_view(prefix) == "shared";
   const std::int64_t h = m.hidden_size;
   const std::int64_t local = width / p.tp;
   const std::int64_t fc1_out = (m.gated_linear_unit ? 2 : 1) * local;
   const double gathered_bytes = static_cast<double>(tokens_ * h) * kActivationBytes;
   const double fc1_s = kernels_.gemm({tokens_, fc1_out, h, 1}, s_.precision).value();
   const double fc2_s = kernels_.gemm({tokens_, h, local, 1}, s_.precision).value();
-  if (p.sequence_parallel) add_tp_collective(c, Op::kAllGather, gathered_bytes, fc1_s, recomputed);
-  add_gemm(c, {tokens_, fc1_out, h, 1}, recomputed);
+  if (p.sequence_parallel) {
+    add_tp_collective(c, shared ? "shared_all_gather" : "mlp_all_gather", Op::kAllGather, gathered_bytes, fc1_s,
+                      recomputed);
+  }
+  add_gemm(c, shared ? "shared_fc1" : "fc1", {tokens_, fc1_out, h, 1}, recomputed);
   // Activation (GELU or SwiGLU): read fc1 output, write the activation; backward reads both + dy.
   const double act_in = static_cast<double>(tokens_ * fc1_out) * kActivationBytes;
   const double act_out = static_cast<double>(tokens_ * local) * kActivationBytes;
-  add_memory_op(c, act_in + act_out, 2 * act_in + act_out, recomputed || recomputes("moe_act"));
-  add_gemm(c, {tokens_, h, local, 1}, recomputed);
-  add_tp_collective(c, p.sequence_parallel ? Op::kReduceScatter : Op::kAllReduce, gathered_bytes, fc2_s, recomputed);
+  add_memory_op(c, shared ? "shared_activation" : "activation", act_in + act_out, 2 * act_in + act_out,
+                recomputed || recomputes("moe_act"));
+  add_gemm(c, shared ? "shared_fc2" : "fc2", {tokens_, h, local, 1}, recomputed);
+  const char* reduce_name = p.sequence_parallel ? (shared ? "shared_reduce_scatter" : "mlp_reduce_scatter")
+                                                : (shared ? "shared_all_reduce" : "mlp_all_reduce");
+  add_tp_collective(c, reduce_name, p.sequence_parallel ? Op::kReduceScatter : Op::kAllReduce, gathered_bytes, fc2_s,
+                    recomputed);
 }
 
-void LayerCostModel::add_moe(UnitCost& c) const {
+void LayerCostModel::add_moe(Builder& c) const {
   const auto& m = s_.model;
   const auto& p = s_.parallel;
   const std::int64_t h = m.hidden_size;
@@ -224,46 +313,47 @@ void LayerCostModel::add_moe(UnitCost& c) const {
   const bool rc_moe = recomputes("moe");
 
   // Router: logits GEMM (h × E), then softmax/sigmoid + top-k over E scores in fp32.
-  add_gemm(c, {t, experts, h, 1}, rc_moe);
-  add_memory_op(c, static_cast<double>(t * experts) * 4.0 * 3.0, static_cast<double>(t * experts) * 4.0 * 3.0, rc_moe);
+  add_gemm(c, "router", {t, experts, h, 1}, rc_moe);
+  const double score_bytes = static_cast<double>(t * experts) * 4.0 * 3.0;
+  add_memory_op(c, "router_topk", score_bytes, score_bytes, rc_moe);
 
   // Permute tokens into expert order (read tokens, write k copies), unpermute on the way back.
   const double copies_bytes = static_cast<double>(t * topk * h) * kActivationBytes;
   const double token_bytes = static_cast<double>(t * h) * kActivationBytes;
-  add_memory_op(c, copies_bytes + token_bytes, copies_bytes + token_bytes, rc_moe);  // permute
-  add_memory_op(c, copies_bytes + token_bytes, copies_bytes + token_bytes, rc_moe);  // unpermute
+  add_memory_op(c, "permute", copies_bytes + token_bytes, copies_bytes + token_bytes, rc_moe);
 
   // Dispatch and combine. Balanced routing: each rank receives t·k token copies in total.
   const double imbalance = 1.0;
+  double combine = 0, combine_latency = 0, combine_bytes = 0;
   if (p.ep > 1) {
     double dispatch_elem = kActivationBytes;
-    double bytes_per_rank = static_cast<double>(t * topk * h);
+    const double copies_per_rank = static_cast<double>(t * topk * h);
     if (s_.moe.dispatcher == Dispatcher::kDeepep) dispatch_elem = 1.0;  // DeepEP dispatches FP8, combines BF16
-    double dispatch = 0, combine = 0;
+    double dispatch = 0, dispatch_bytes = 0, dispatch_latency = 0;
     if (s_.moe.dispatcher == Dispatcher::kAllgather) {
       // All-gather the routing input over the EP group, compute local experts, reduce-scatter back.
       const double gathered = static_cast<double>(p.ep) * token_bytes;
       dispatch = collective::collective_time(s_.system, Op::kAllGather, Bytes(gathered), groups_.ep).value();
       combine = collective::collective_time(s_.system, Op::kReduceScatter, Bytes(gathered), groups_.ep).value();
+      dispatch_latency = collective_latency(s_.system, Op::kAllGather, groups_.ep);
+      combine_latency = collective_latency(s_.system, Op::kReduceScatter, groups_.ep);
+      dispatch_bytes = combine_bytes = gathered;
     } else {
-      dispatch = collective::collective_time(s_.system, Op::kAllToAll,
-                                             Bytes(bytes_per_rank * dispatch_elem * imbalance), groups_.ep).value();
-      combine = collective::collective_time(s_.system, Op::kAllToAll,
-                                            Bytes(bytes_per_rank * kActivationBytes * imbalance), groups_.ep).value();
+      dispatch_bytes = copies_per_rank * dispatch_elem * imbalance;
+      combine_bytes = copies_per_rank * kActivationBytes * imbalance;
+      dispatch = collective::collective_time(s_.system, Op::kAllToAll, Bytes(dispatch_bytes), groups_.ep).value();
+      combine = collective::collective_time(s_.system, Op::kAllToAll, Bytes(combine_bytes), groups_.ep).value();
+      dispatch_latency = combine_latency = collective_latency(s_.system, Op::kAllToAll, groups_.ep);
     }
-    c.forward.ep_comm += dispatch + combine;
-    c.backward.ep_comm += dispatch + combine;
-    if (rc_moe) {
-      c.backward.ep_comm += dispatch + combine;
-      c.recompute.ep_comm += dispatch + combine;
-    }
+    add_comm(c, "dispatch", OpKind::kEpComm, dispatch, dispatch_latency, dispatch_bytes, rc_moe);
   }
+  double etp_ag = 0, etp_rs = 0, etp_bytes = 0;
   if (p.etp > 1) {
-    const double etp_bytes = static_cast<double>(p.etp * t * topk * h) * kActivationBytes * imbalance;
-    const double ag = collective::collective_time(s_.system, Op::kAllGather, Bytes(etp_bytes), groups_.etp).value();
-    const double rs = collective::collective_time(s_.system, Op::kReduceScatter, Bytes(etp_bytes), groups_.etp).value();
-    c.forward.tp_comm += ag + rs;
-    c.backward.tp_comm += ag + rs;
+    etp_bytes = static_cast<double>(p.etp * t * topk * h) * kActivationBytes * imbalance;
+    etp_ag = collective::collective_time(s_.system, Op::kAllGather, Bytes(etp_bytes), groups_.etp).value();
+    etp_rs = collective::collective_time(s_.system, Op::kReduceScatter, Bytes(etp_bytes), groups_.etp).value();
+    add_comm(c, "etp_all_gather", OpKind::kTpComm, etp_ag, collective_latency(s_.system, Op::kAllGather, groups_.etp),
+             etp_bytes, false);
   }
 
   // Expert GEMMs: t·k·etp token copies spread over the local experts.
@@ -274,68 +364,70 @@ void LayerCostModel::add_moe(UnitCost& c) const {
   const std::int64_t m_e = std::max<std::int64_t>(1, static_cast<std::int64_t>(copies_per_expert + 0.5));
   // A grouped GEMM is one launch over all local experts; without it, one GEMM per expert.
   const std::int64_t batch = local_experts;
-  add_gemm(c, {m_e, fc1_out, h, batch}, rc_moe);
+  add_gemm(c, "expert_fc1", {m_e, fc1_out, h, batch}, rc_moe);
   const double act_in = static_cast<double>(m_e * batch * fc1_out) * kActivationBytes;
   const double act_out = static_cast<double>(m_e * batch * width) * kActivationBytes;
-  add_memory_op(c, act_in + act_out, 2 * act_in + act_out, rc_moe || recomputes("moe_act"));
-  add_gemm(c, {m_e, h, width, batch}, rc_moe);
+  add_memory_op(c, "expert_activation", act_in + act_out, 2 * act_in + act_out, rc_moe || recomputes("moe_act"));
+  add_gemm(c, "expert_fc2", {m_e, h, width, batch}, rc_moe);
   if (!s_.moe.grouped_gemm && local_experts > 1) {
+    // One launch per expert and GEMM instead of one grouped launch (3 per expert forward, 6 backward).
     const double gaps = 3.0 * static_cast<double>(local_experts - 1) * kernels_.launch_gap().value();
-    c.forward.compute += gaps;
-    c.backward.compute += 2 * gaps;
+    c.forward.push_back({"expert_launches", OpKind::kCompute, OpPhase::kForward, gaps, 0, 0, 0});
+    c.backward_in_forward_order.push_back({"expert_launches", OpKind::kCompute, OpPhase::kBackward, 2 * gaps, 0, 0, 0});
   }
+  if (p.etp > 1) {
+    add_comm(c, "etp_reduce_scatter", OpKind::kTpComm, etp_rs,
+             collective_latency(s_.system, Op::kReduceScatter, groups_.etp), etp_bytes, false);
+  }
+  if (p.ep > 1) add_comm(c, "combine", OpKind::kEpComm, combine, combine_latency, combine_bytes, rc_moe);
+  add_memory_op(c, "unpermute", copies_bytes + token_bytes, copies_bytes + token_bytes, rc_moe);
 
-  if (m.moe_shared_expert_intermediate_size > 0) add_dense_mlp(c, m.moe_shared_expert_intermediate_size,
-                                                               recomputes("shared_experts") || rc_moe);
+  if (m.moe_shared_expert_intermediate_size > 0) {
+    add_dense_mlp(c, "shared", m.moe_shared_expert_intermediate_size, recomputes("shared_experts") || rc_moe);
+  }
 }
 
-UnitCost LayerCostModel::transformer_layer(bool moe, std::int64_t key_span) const {
-  // Full recompute checkpoints whole transformer layers; the embedding and the loss are outside.
-  in_layer_ = true;
-  UnitCost c;
+OpProgram LayerCostModel::transformer_layer_ops(bool moe, std::int64_t key_span) const {
+  Builder c;
+  c.checkpointed = true;  // full recompute checkpoints whole layers; the embedding and the loss are outside
   add_attention(c, key_span);
-  // Pre-MLP norm.
   const double act_bytes_sp = static_cast<double>(sp_tokens_ * s_.model.hidden_size) * kActivationBytes;
-  add_memory_op(c, 2 * act_bytes_sp, 3 * act_bytes_sp, recomputes("layernorm"));
+  add_memory_op(c, "pre_mlp_norm", 2 * act_bytes_sp, 3 * act_bytes_sp, recomputes("layernorm"));
   if (moe) {
     add_moe(c);
   } else {
-    add_dense_mlp(c, s_.model.ffn_hidden_size, recomputes("mlp"));
+    add_dense_mlp(c, "mlp", s_.model.ffn_hidden_size, recomputes("mlp"));
   }
-  add_memory_op(c, 3 * act_bytes_sp, 3 * act_bytes_sp, false);  // residual add
-  in_layer_ = false;
-  return c;
+  add_memory_op(c, "mlp_residual", 3 * act_bytes_sp, 3 * act_bytes_sp, false);
+  return c.finish();
 }
 
-UnitCost LayerCostModel::embedding() const {
-  UnitCost c;
+OpProgram LayerCostModel::embedding_ops() const {
+  Builder c;
   const double out = static_cast<double>(sp_tokens_ * s_.model.hidden_size) * kActivationBytes;
   // Lookup writes the rows; the backward scatter-adds them into the fp32 gradient.
-  add_memory_op(c, 2 * out, 4 * out, false);
+  add_memory_op(c, "embedding", 2 * out, 4 * out, false);
   if (s_.parallel.tp > 1) {
     // Vocab-parallel embedding: partial rows are summed over TP (reduce-scatter with SP).
     const double full = static_cast<double>(tokens_ * s_.model.hidden_size) * kActivationBytes;
-    add_tp_collective(c, s_.parallel.sequence_parallel ? Op::kReduceScatter : Op::kAllReduce, full, 0.0, false);
+    add_tp_collective(c, "embedding_reduce", s_.parallel.sequence_parallel ? Op::kReduceScatter : Op::kAllReduce,
+                      full, 0.0, false);
   }
-  return c;
+  return c.finish();
 }
 
-UnitCost LayerCostModel::output_head() const {
-  UnitCost c;
+OpProgram LayerCostModel::output_head_ops() const {
+  Builder c;
   const auto& m = s_.model;
   const std::int64_t vocab_local = m.vocab_size / s_.parallel.tp;
   const double full = static_cast<double>(tokens_ * m.hidden_size) * kActivationBytes;
   const double gemm_s = kernels_.gemm({tokens_, vocab_local, m.hidden_size, 1}, s_.precision).value();
-  add_memory_op(c, 2 * static_cast<double>(sp_tokens_ * m.hidden_size) * kActivationBytes,
-                3 * static_cast<double>(sp_tokens_ * m.hidden_size) * kActivationBytes, false);  // final norm
-  if (s_.parallel.sequence_parallel) add_tp_collective(c, Op::kAllGather, full, gemm_s, false);
+  add_memory_op(c, "final_norm", 2 * static_cast<double>(sp_tokens_ * m.hidden_size) * kActivationBytes,
+                3 * static_cast<double>(sp_tokens_ * m.hidden_size) * kActivationBytes, false);
+  if (s_.parallel.sequence_parallel) add_tp_collective(c, "head_all_gather", Op::kAllGather, full, gemm_s, false);
   // The LM head runs in 16-bit in every Megatron recipe (TE keeps the output layer out of FP8).
   const Precision keep = s_.precision == Precision::kFp16 ? Precision::kFp16 : Precision::kBf16;
-  const double fwd = kernels_.gemm({tokens_, vocab_local, m.hidden_size, 1}, keep).value();
-  const double dgrad = kernels_.gemm({tokens_, m.hidden_size, vocab_local, 1}, keep).value();
-  const double wgrad = kernels_.gemm({m.hidden_size, vocab_local, tokens_, 1}, keep).value();
-  c.forward.compute += fwd;
-  c.backward.compute += dgrad + wgrad;
+  add_gemm(c, "lm_head", {tokens_, vocab_local, m.hidden_size, 1}, false, keep);
   // Vocab-parallel cross-entropy in fp32: read logits, max/sum passes, write fp32 softmax for the
   // backward; backward reads it and writes 16-bit logit gradients.
   // Megatron's vocab_parallel_cross_entropy (core/tensor_parallel/cross_entropy.py, unfused path)
@@ -346,25 +438,26 @@ UnitCost LayerCostModel::output_head() const {
   const double logits = static_cast<double>(tokens_ * vocab_local);
   const double ce_fwd = kernels_.memory_bound(Bytes(logits * 36.0)).value() + 4 * kernels_.launch_gap().value();
   const double ce_bwd = kernels_.memory_bound(Bytes(logits * 22.0)).value() + 2 * kernels_.launch_gap().value();
-  c.forward.compute += ce_fwd;
-  c.backward.compute += ce_bwd;
+  c.forward.push_back({"cross_entropy", OpKind::kCompute, OpPhase::kForward, ce_fwd, 0, logits * 36.0, 0});
+  c.backward_in_forward_order.push_back(
+      {"cross_entropy", OpKind::kCompute, OpPhase::kBackward, ce_bwd, 0, logits * 22.0, 0});
   if (s_.parallel.tp > 1) {
     // Max and sum-exp all-reduces over TP (one fp32 per token each), latency-bound.
     const double small = static_cast<double>(tokens_) * 4.0;
-    add_tp_collective(c, Op::kAllReduce, small, 0.0, false);
-    add_tp_collective(c, Op::kAllReduce, small, 0.0, false);
+    add_tp_collective(c, "loss_max_all_reduce", Op::kAllReduce, small, 0.0, false);
+    add_tp_collective(c, "loss_sum_all_reduce", Op::kAllReduce, small, 0.0, false);
   }
-  return c;
+  return c.finish();
 }
 
-UnitCost LayerCostModel::mtp_projection() const {
-  UnitCost c;
+OpProgram LayerCostModel::mtp_projection_ops() const {
+  Builder c;
   const std::int64_t h = s_.model.hidden_size;
   // eh_proj: concat(norm(h), norm(emb)) [2h] → h, replicated over TP in Megatron's MTP block.
-  add_gemm(c, {tokens_, h, 2 * h, 1}, false);
-  add_memory_op(c, 4 * static_cast<double>(tokens_ * h) * kActivationBytes,
+  add_gemm(c, "mtp_eh_proj", {tokens_, h, 2 * h, 1}, false);
+  add_memory_op(c, "mtp_norms", 4 * static_cast<double>(tokens_ * h) * kActivationBytes,
                 6 * static_cast<double>(tokens_ * h) * kActivationBytes, false);
-  return c;
+  return c.finish();
 }
 
 }  // namespace moesim::estimate

@@ -2,6 +2,8 @@
 // Cost of one transformer layer (and of the embedding / LM head) for one micro-batch on one rank:
 // the kernels it runs and the TP / CP / EP traffic it waits for, at fidelity "estimate".
 #include <cstdint>
+#include <string_view>
+#include <vector>
 
 #include "collective/closed_form.hpp"
 #include "compute/kernel_cost.hpp"
@@ -30,6 +32,35 @@ struct UnitCost {
   [[nodiscard]] UnitCost scaled(double k) const;
 };
 
+/// What an op keeps the rank busy with; communication inside a layer blocks the layer's next kernel
+/// (Megatron waits on TP, CP and EP collectives before it can go on).
+enum class OpKind : std::uint8_t { kCompute, kTpComm, kCpComm, kEpComm };
+/// Which pass an op belongs to. kDgrad / kWgrad are the two halves of a GEMM's backward; kRecompute
+/// is forward work re-run at the start of the backward (activation recomputation).
+enum class OpPhase : std::uint8_t { kForward, kBackward, kDgrad, kWgrad, kRecompute };
+[[nodiscard]] std::string_view to_string(OpKind k);
+[[nodiscard]] std::string_view to_string(OpPhase p);
+
+/// One kernel or one blocking collective of a unit (layer, embedding, head) for one micro-batch.
+struct LayerOp {
+  const char* name = "";  ///< static text: "qkv", "attention", "fc1", "dispatch", ...
+  OpKind kind = OpKind::kCompute;
+  OpPhase phase = OpPhase::kForward;
+  double seconds = 0;    ///< time it holds the rank (for communication: the exposed part)
+  double latency_s = 0;  ///< communication: the size-independent part of `seconds`
+  double bytes = 0;      ///< communication: bytes this rank sends; memory-bound kernels: bytes moved
+  double flops = 0;      ///< GEMMs and attention: floating-point operations on this rank
+};
+
+/// The ops of one unit in the order the rank runs them. `backward` starts with the recomputed
+/// forward ops (in forward order), then the gradient ops in reverse order of the forward.
+struct OpProgram {
+  std::vector<LayerOp> forward;
+  std::vector<LayerOp> backward;
+  /// Seconds per pass and kind, the estimator's view of the same ops.
+  [[nodiscard]] UnitCost cost() const;
+};
+
 /// Process groups of the layout and where they sit on the system (Megatron rank order tp-cp-ep-dp-pp,
 /// expert grid etp-ep-edp-pp).
 struct GroupLayout {
@@ -43,13 +74,20 @@ class LayerCostModel {
   explicit LayerCostModel(const Scenario& s);
 
   /// A transformer layer: `moe` selects the MoE block, `key_span` the attention span (seq or window).
-  [[nodiscard]] UnitCost transformer_layer(bool moe, std::int64_t key_span) const;
+  [[nodiscard]] OpProgram transformer_layer_ops(bool moe, std::int64_t key_span) const;
   /// Input embedding (first pipeline stage).
-  [[nodiscard]] UnitCost embedding() const;
+  [[nodiscard]] OpProgram embedding_ops() const;
   /// LM head + cross-entropy (last stage), once per prediction head (1 + MTP depth).
-  [[nodiscard]] UnitCost output_head() const;
+  [[nodiscard]] OpProgram output_head_ops() const;
   /// The extra projection of one MTP module (its transformer layer is costed separately).
-  [[nodiscard]] UnitCost mtp_projection() const;
+  [[nodiscard]] OpProgram mtp_projection_ops() const;
+
+  [[nodiscard]] UnitCost transformer_layer(bool moe, std::int64_t key_span) const {
+    return transformer_layer_ops(moe, key_span).cost();
+  }
+  [[nodiscard]] UnitCost embedding() const { return embedding_ops().cost(); }
+  [[nodiscard]] UnitCost output_head() const { return output_head_ops().cost(); }
+  [[nodiscard]] UnitCost mtp_projection() const { return mtp_projection_ops().cost(); }
 
   [[nodiscard]] const GroupLayout& groups() const { return groups_; }
   [[nodiscard]] const compute::KernelCostModel& kernels() const { return kernels_; }
@@ -58,13 +96,27 @@ class LayerCostModel {
   struct Gemm {
     std::int64_t m, n, k, batch;
   };
-  void add_gemm(UnitCost& c, Gemm g, bool recomputed) const;
-  void add_memory_op(UnitCost& c, double forward_bytes, double backward_bytes, bool recomputed) const;
-  void add_tp_collective(UnitCost& c, collective::Op fwd_op, double bytes, double overlap_window_s,
+  /// Ops of a unit while it is built: backward ops are collected in forward order and reversed
+  /// when the unit is finished.
+  struct Builder {
+    std::vector<LayerOp> forward, recompute, backward_in_forward_order;
+    /// Full recompute checkpoints whole transformer layers: set while one is built.
+    bool checkpointed = false;
+    [[nodiscard]] OpProgram finish();
+  };
+  void add_gemm(Builder& c, const char* name, Gemm g, bool recomputed, Precision precision) const;
+  void add_gemm(Builder& c, const char* name, Gemm g, bool recomputed) const {
+    add_gemm(c, name, g, recomputed, s_.precision);
+  }
+  void add_memory_op(Builder& c, const char* name, double forward_bytes, double backward_bytes, bool recomputed) const;
+  /// A communication op with the same cost forward and backward (the transposed collective).
+  void add_comm(Builder& c, const char* name, OpKind kind, double seconds, double latency_s, double bytes,
+                bool recomputed) const;
+  void add_tp_collective(Builder& c, const char* name, collective::Op fwd_op, double bytes, double overlap_window_s,
                          bool recomputed) const;
-  void add_attention(UnitCost& c, std::int64_t key_span) const;
-  void add_dense_mlp(UnitCost& c, std::int64_t width, bool recomputed) const;
-  void add_moe(UnitCost& c) const;
+  void add_attention(Builder& c, std::int64_t key_span) const;
+  void add_dense_mlp(Builder& c, const char* prefix, std::int64_t width, bool recomputed) const;
+  void add_moe(Builder& c) const;
   [[nodiscard]] bool recomputes(const char* module) const;
 
   const Scenario& s_;
@@ -73,8 +125,6 @@ class LayerCostModel {
   std::int64_t tokens_ = 0;     ///< tokens of this rank's sequence slice: mbs·seq/cp
   std::int64_t sp_tokens_ = 0;  ///< tokens held between blocks: tokens/tp with sequence parallelism
   bool full_recompute_ = false;
-  /// Set while a transformer layer is costed: full recompute re-runs only what is inside one.
-  mutable bool in_layer_ = false;
 };
 
 }  // namespace moesim::estimate
