@@ -5,30 +5,23 @@
 #include <map>
 #include <utility>
 
-#include <fmt/format.h>
 
-#include "core/version.hpp"
+
+#include "estimate/data_parallel.hpp"
 #include "estimate/layer_cost.hpp"
-#include "estimate/memory_estimate.hpp"
+#include "estimate/result_common.hpp"
 #include "schedule/stage_params.hpp"
 #include "schedule/stage_plan.hpp"
-#include "model/counts.hpp"
 
 namespace moesim::estimate {
 namespace {
 
 using schedule::plan_stages;
 using schedule::rank_params;
+using schedule::RankParams;
+using schedule::StageLayers;
 
 using collective::Op;
-
-// Megatron DDP bucket: max(40 M, 1 M × dp) parameters (distributed_data_parallel_config.py).
-double bucket_params(double dp) { return std::max(40e6, 1e6 * dp); }
-
-// Bytes the Adam step touches per locally-owned parameter: read fp32 master, m, v and the fp32
-// grad (16), write master, m, v (12) and the 16-bit model weight (2); the grad-norm pass reads the
-// grad once more (4).
-constexpr double kAdamBytesPerParam = 34.0;
 
 struct StageCost {
   UnitCost unit;  ///< one micro-batch through every chunk of the stage
@@ -46,10 +39,8 @@ DpCost dp_and_optimizer(const Scenario& s, const GroupLayout& g, const compute::
   const auto& o = s.optimizer;
   const double dp = static_cast<double>(p.dp);
   const double edp = static_cast<double>(p.edp(s.system.gpus));
-  // Megatron reduces bf16 gradients in fp32 (arguments.py forces accumulate_allreduce_grads_in_fp32
-  // for bf16); fp16 runs reduce fp16 gradients.
-  const double grad_bytes = s.precision == Precision::kFp16 ? 2.0 : 4.0;
-  const double param_bytes = 2.0;
+  const double grad_bytes = grad_reduce_bytes_per_param(s);
+  const double param_bytes = kParamGatherBytesPerParam;
   double grad_sync = 0, param_gather = 0, buckets = 1;
   auto add = [&](double params, const collective::GroupPlacement& group, double ranks) {
     if (ranks <= 1 || params <= 0) return;
@@ -59,7 +50,7 @@ DpCost dp_and_optimizer(const Scenario& s, const GroupLayout& g, const compute::
     } else {
       grad_sync += collective::collective_time(s.system, Op::kAllReduce, Bytes(params * grad_bytes), group).value();
     }
-    buckets = std::max(buckets, std::ceil(params / bucket_params(ranks)));
+    buckets = std::max(buckets, std::ceil(params / ddp_bucket_params(ranks)));
   };
   add(rp.dense, g.dp, dp);
   add(rp.expert, g.edp, edp);
@@ -71,21 +62,14 @@ DpCost dp_and_optimizer(const Scenario& s, const GroupLayout& g, const compute::
   const double gather_exposed =
       (o.distributed && o.overlap_param_gather) ? std::max(param_gather / buckets, param_gather - sc.forward) : param_gather;
   out.exposed = grad_exposed + gather_exposed;
-  const double owned = o.distributed ? rp.dense / dp + rp.expert / edp : rp.total();
-  out.optimizer = kernels.memory_bound(Bytes(owned * kAdamBytesPerParam)).value();
+  out.optimizer = optimizer_step_seconds(s, kernels, rp);
   return out;
 }
 
 }  // namespace
 
 Result estimate_step(const Scenario& s) {
-  Result r;
-  r.scenario = s;
-  r.fidelity = "estimate";
-  r.seed = s.seed;
-  r.moesim_version = std::string(kVersion);
-  r.flops_convention = s.flops_convention;
-  r.params = model::count_params(s.model);
+  Result r = start_result(s, "estimate");
 
   const auto& p = s.parallel;
   const LayerCostModel lc(s);
@@ -180,42 +164,7 @@ Result estimate_step(const Scenario& s) {
   b.bubble = std::max(0.0, r.step_time_s - b.compute - b.exposed_comm - b.optimizer);
   b.moe_imbalance = 1.0;
 
-  const double tokens = static_cast<double>(s.training.global_batch_size * s.training.seq_length);
-  const double gpus = static_cast<double>(s.system.gpus);
-  r.tokens_per_s = tokens / r.step_time_s;
-  r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
-  r.model_flops_per_step =
-      model::model_flops_per_step(s.model, s.training.seq_length, s.training.global_batch_size, s.flops_convention);
-  r.model_tflops_per_gpu = r.model_flops_per_step / r.step_time_s / gpus / 1e12;
-  const double peak = s.system.gpu.peak(s.precision).value_or(FlopsPerSecond(0)).value();
-  r.mfu = peak > 0 ? r.model_flops_per_step / r.step_time_s / gpus / peak : 0.0;
-
-  r.layout.dp = p.dp;
-  r.layout.edp = p.edp(s.system.gpus);
-  r.layout.num_microbatches = s.num_microbatches();
-  r.layout.num_nodes = (s.system.gpus + s.system.gpus_per_node - 1) / s.system.gpus_per_node;
-  for (const auto& st : stages) r.layout.layers_per_stage.push_back(static_cast<std::int64_t>(st.layers.size()));
-
-  if (s.model.num_layers % (p.pp * p.vpp) != 0) {
-    r.warnings.push_back(fmt::format("{} layers do not split evenly over pp·vpp = {} chunks; layers per stage: {}",
-                                     s.model.num_layers, p.pp * p.vpp, fmt::join(r.layout.layers_per_stage, ", ")));
-  }
-  if (s.model.is_moe() && s.moe.routing.distribution != RoutingDistribution::kBalanced) {
-    r.warnings.push_back(fmt::format(
-        "routing distribution '{}': fidelity estimate assumes balanced expert loads (moe_imbalance 1.0); "
-        "skewed loads are modelled by the MoE routing work (issue 5)",
-        to_string(s.moe.routing.distribution)));
-  }
-  if (s.model.is_moe() && s.moe.capacity_factor && *s.moe.capacity_factor < 1.0) {
-    r.warnings.push_back(fmt::format("capacity_factor {} < 1 drops tokens; fidelity estimate does not remove them yet",
-                                     *s.moe.capacity_factor));
-  }
-  if (!s.profile.empty()) {
-    r.warnings.push_back("system.profile '" + s.profile +
-                         "' is not read yet: kernel and collective times come from datasheet figures (roofline)");
-  }
-  r.warnings.push_back("kernel times from datasheet roofline with shape-dependent GEMM efficiency (no calibration profile)");
-  r.memory = estimate_memory(s, stages, params, r.warnings);
+  finish_result(r, stages, params);
   return r;
 }
 

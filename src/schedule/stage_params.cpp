@@ -4,33 +4,45 @@
 
 namespace moesim::schedule {
 
-std::vector<RankParams> rank_params(const Scenario& s, const std::vector<StageLayers>& stages) {
+RankParams layer_rank_params(const Scenario& s, std::int64_t layer) {
+  const double tp = static_cast<double>(s.parallel.tp);
+  const double expert_shards = static_cast<double>(s.parallel.ep * s.parallel.etp);
+  const model::LayerParams lp = model::layer_params(s.model, layer);
+  return {(lp.attention + lp.dense_mlp + lp.shared_experts) / tp + lp.router + lp.norms,
+          lp.routed_experts / expert_shards};
+}
+
+RankParams embedding_rank_params(const Scenario& s) {
+  return {static_cast<double>(s.model.vocab_size * s.model.hidden_size) / static_cast<double>(s.parallel.tp), 0};
+}
+
+RankParams output_head_rank_params(const Scenario& s) {
   const auto& m = s.model;
-  const auto& p = s.parallel;
-  const double tp = static_cast<double>(p.tp);
-  const double expert_shards = static_cast<double>(p.ep * p.etp);
-  const double embedding = static_cast<double>(m.vocab_size * m.hidden_size);
+  RankParams r;
+  // A tied LM head still needs a copy of the embedding on the last stage when pp > 1.
+  const bool own_copy = !m.share_embeddings_and_output_weights || s.parallel.pp > 1;
+  if (own_copy) r = embedding_rank_params(s);
+  r.dense += static_cast<double>(m.hidden_size);  // final norm
+  return r;
+}
+
+RankParams mtp_module_rank_params(const Scenario& s) {
+  const double h = static_cast<double>(s.model.hidden_size);
+  RankParams r = layer_rank_params(s, s.model.num_layers - 1);
+  r.dense += 2.0 * h * h + 2.0 * h;  // eh_proj [2h → h] and the two norms, replicated over TP
+  return r;
+}
+
+std::vector<RankParams> rank_params(const Scenario& s, const std::vector<StageLayers>& stages) {
   std::vector<RankParams> out;
   out.reserve(stages.size());
   for (const auto& st : stages) {
     RankParams r;
-    for (std::int64_t layer : st.layers) {
-      const model::LayerParams lp = model::layer_params(m, layer);
-      r.dense += (lp.attention + lp.dense_mlp + lp.shared_experts) / tp + lp.router + lp.norms;
-      r.expert += lp.routed_experts / expert_shards;
-    }
-    if (st.has_embedding) r.dense += embedding / tp;
+    for (std::int64_t layer : st.layers) r += layer_rank_params(s, layer);
+    if (st.has_embedding) r += embedding_rank_params(s);
     if (st.has_output_head) {
-      // A tied LM head still needs a copy of the embedding on the last stage when pp > 1.
-      const bool own_copy = !m.share_embeddings_and_output_weights || s.parallel.pp > 1;
-      if (own_copy) r.dense += embedding / tp;
-      r.dense += static_cast<double>(m.hidden_size);  // final norm
-      for (std::int64_t i = 0; i < m.mtp_num_layers; ++i) {
-        const model::LayerParams lp = model::layer_params(m, m.num_layers - 1);
-        r.dense += (lp.attention + lp.dense_mlp + lp.shared_experts) / tp + lp.router + lp.norms +
-                   2.0 * static_cast<double>(m.hidden_size * m.hidden_size) + 2.0 * static_cast<double>(m.hidden_size);
-        r.expert += lp.routed_experts / expert_shards;
-      }
+      r += output_head_rank_params(s);
+      for (std::int64_t i = 0; i < s.model.mtp_num_layers; ++i) r += mtp_module_rank_params(s);
     }
     out.push_back(r);
   }

@@ -1,5 +1,6 @@
 #pragma once
 // Parameters one rank of a pipeline stage holds, split by how the layout shards them.
+#include <cstdint>
 #include <vector>
 
 #include "schedule/stage_plan.hpp"
@@ -11,7 +12,21 @@ struct RankParams {
   double dense = 0;   ///< non-expert weights on this rank (after TP sharding); reduced over DP
   double expert = 0;  ///< routed-expert weights on this rank (after EP·ETP sharding); reduced over expert-DP
   [[nodiscard]] double total() const { return dense + expert; }
+  RankParams& operator+=(const RankParams& o) {
+    dense += o.dense;
+    expert += o.expert;
+    return *this;
+  }
 };
+
+/// Weights of one transformer layer on one rank.
+[[nodiscard]] RankParams layer_rank_params(const Scenario& s, std::int64_t layer);
+/// The input embedding's shard (first stage).
+[[nodiscard]] RankParams embedding_rank_params(const Scenario& s);
+/// The last stage's LM head shard (a tied head still needs its own copy when pp > 1) and final norm.
+[[nodiscard]] RankParams output_head_rank_params(const Scenario& s);
+/// One MTP module: its transformer layer, the eh projection and its two norms.
+[[nodiscard]] RankParams mtp_module_rank_params(const Scenario& s);
 
 /// Weights held by one rank of each pipeline stage.
 [[nodiscard]] std::vector<RankParams> rank_params(const Scenario& s, const std::vector<StageLayers>& stages);

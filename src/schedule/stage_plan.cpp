@@ -27,7 +27,11 @@ std::vector<StageLayers> plan_stages(const Scenario& s) {
   std::int64_t next = 0;
   for (std::int64_t c = 0; c < chunks; ++c) {
     auto& st = stages[static_cast<std::size_t>(c % pp)];
-    for (std::int64_t i = 0; i < per_chunk[static_cast<std::size_t>(c)]; ++i) st.layers.push_back(next++);
+    auto& chunk = st.chunks.emplace_back();
+    for (std::int64_t i = 0; i < per_chunk[static_cast<std::size_t>(c)]; ++i) {
+      chunk.push_back(next);
+      st.layers.push_back(next++);
+    }
   }
   stages.front().has_embedding = true;
   stages.back().has_output_head = true;

@@ -10,6 +10,8 @@ namespace moesim::schedule {
 
 struct StageLayers {
   std::vector<std::int64_t> layers;  ///< transformer layer indices on this pipeline rank (all chunks)
+  /// The same layers split by virtual chunk: chunks[c] is model chunk c·pp + rank (vpp entries).
+  std::vector<std::vector<std::int64_t>> chunks;
   bool has_embedding = false;
   bool has_output_head = false;       ///< LM head + loss (+ MTP modules)
 };

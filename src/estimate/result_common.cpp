@@ -1,0 +1,67 @@
+#include "estimate/result_common.hpp"
+
+#include <string>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/version.hpp"
+#include "estimate/memory_estimate.hpp"
+#include "model/counts.hpp"
+
+namespace moesim::estimate {
+
+Result start_result(const Scenario& s, std::string_view fidelity) {
+  Result r;
+  r.scenario = s;
+  r.fidelity = std::string(fidelity);
+  r.seed = s.seed;
+  r.moesim_version = std::string(kVersion);
+  r.flops_convention = s.flops_convention;
+  r.params = model::count_params(s.model);
+  return r;
+}
+
+void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages,
+                   const std::vector<schedule::RankParams>& params) {
+  const Scenario& s = r.scenario;
+  const auto& p = s.parallel;
+  const double tokens = static_cast<double>(s.training.global_batch_size * s.training.seq_length);
+  const double gpus = static_cast<double>(s.system.gpus);
+  r.tokens_per_s = tokens / r.step_time_s;
+  r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
+  r.model_flops_per_step =
+      model::model_flops_per_step(s.model, s.training.seq_length, s.training.global_batch_size, s.flops_convention);
+  r.model_tflops_per_gpu = r.model_flops_per_step / r.step_time_s / gpus / 1e12;
+  const double peak = s.system.gpu.peak(s.precision).value_or(FlopsPerSecond(0)).value();
+  r.mfu = peak > 0 ? r.model_flops_per_step / r.step_time_s / gpus / peak : 0.0;
+
+  r.layout.dp = p.dp;
+  r.layout.edp = p.edp(s.system.gpus);
+  r.layout.num_microbatches = s.num_microbatches();
+  r.layout.num_nodes = (s.system.gpus + s.system.gpus_per_node - 1) / s.system.gpus_per_node;
+  for (const auto& st : stages) r.layout.layers_per_stage.push_back(static_cast<std::int64_t>(st.layers.size()));
+
+  if (s.model.num_layers % (p.pp * p.vpp) != 0) {
+    r.warnings.push_back(fmt::format("{} layers do not split evenly over pp·vpp = {} chunks; layers per stage: {}",
+                                     s.model.num_layers, p.pp * p.vpp, fmt::join(r.layout.layers_per_stage, ", ")));
+  }
+  if (s.model.is_moe() && s.moe.routing.distribution != RoutingDistribution::kBalanced) {
+    r.warnings.push_back(fmt::format(
+        "routing distribution '{}': fidelity {} assumes balanced expert loads (moe_imbalance 1.0); "
+        "skewed loads are modelled by the MoE routing work (issue 5)",
+        to_string(s.moe.routing.distribution), r.fidelity));
+  }
+  if (s.model.is_moe() && s.moe.capacity_factor && *s.moe.capacity_factor < 1.0) {
+    r.warnings.push_back(fmt::format("capacity_factor {} < 1 drops tokens; fidelity {} does not remove them yet",
+                                     *s.moe.capacity_factor, r.fidelity));
+  }
+  if (!s.profile.empty()) {
+    r.warnings.push_back("system.profile '" + s.profile +
+                         "' is not read yet: kernel and collective times come from datasheet figures (roofline)");
+  }
+  r.warnings.push_back("kernel times from datasheet roofline with shape-dependent GEMM efficiency (no calibration profile)");
+  r.memory = estimate_memory(s, stages, params, r.warnings);
+}
+
+}  // namespace moesim::estimate

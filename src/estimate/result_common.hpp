@@ -1,0 +1,20 @@
+#pragma once
+// The parts of a Result that both fidelities derive the same way once the step time is known:
+// throughput, MFU, the derived layout, the memory estimate and the warnings about assumptions.
+#include <string_view>
+#include <vector>
+
+#include "scenario/result.hpp"
+#include "schedule/stage_params.hpp"
+#include "schedule/stage_plan.hpp"
+
+namespace moesim::estimate {
+
+/// A Result with the scenario, fidelity, seed, version and parameter counts filled in.
+[[nodiscard]] Result start_result(const Scenario& s, std::string_view fidelity);
+
+/// Fills throughput, MFU, layout, warnings and memory from `r.step_time_s` (which must be > 0).
+void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages,
+                   const std::vector<schedule::RankParams>& params);
+
+}  // namespace moesim::estimate
