@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "estimate/step_estimator.hpp"
+#include "sim/step_simulator.hpp"
 #include "model/counts.hpp"
 
 namespace moesim::accuracy {
@@ -82,7 +83,8 @@ std::vector<GroupSummary> summarise(const std::vector<PointOutcome>& outcomes, b
 }
 }  // namespace
 
-AccuracyReport run_accuracy(const std::vector<PublishedPoint>& points, const std::string& only_group) {
+AccuracyReport run_accuracy(const std::vector<PublishedPoint>& points, const std::string& only_group,
+                            Fidelity fidelity) {
   AccuracyReport rep;
   double sum = 0;
   int n = 0;
@@ -95,7 +97,8 @@ AccuracyReport run_accuracy(const std::vector<PublishedPoint>& points, const std
     PointOutcome o;
     o.point = &p;
     try {
-      const Result r = estimate::estimate_step(p.scenario);
+      const Result r = fidelity == Fidelity::kSimulation ? sim::simulate_step(p.scenario).result
+                                                         : estimate::estimate_step(p.scenario);
       o.step_time_s = r.step_time_s;
       o.predicted = metric_from_result(p, r);
       o.error = (o.predicted - p.value) / p.value;

@@ -36,7 +36,10 @@ struct AccuracyReport {
 /// The metric of `point` computed from a result (e.g. TFLOP/s/GPU under the publication's FLOP count).
 [[nodiscard]] double metric_from_result(const PublishedPoint& point, const Result& result);
 
-/// Estimates every runnable point. `only_group` restricts to one group when non-empty.
-[[nodiscard]] AccuracyReport run_accuracy(const std::vector<PublishedPoint>& points, const std::string& only_group = "");
+enum class Fidelity { kEstimate, kSimulation };
+
+/// Predicts every runnable point at `fidelity`. `only_group` restricts to one group when non-empty.
+[[nodiscard]] AccuracyReport run_accuracy(const std::vector<PublishedPoint>& points, const std::string& only_group = "",
+                                          Fidelity fidelity = Fidelity::kSimulation);
 
 }  // namespace moesim::accuracy

@@ -1,4 +1,4 @@
-// `moesim accuracy [--data FILE] [--group G] [--verbose]`: predicted vs published per point and MAPE per group.
+// `moesim accuracy [--data FILE] [--group G] [--fidelity simulation|estimate] [--verbose]`: predicted vs published per point and MAPE per group.
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -15,17 +15,23 @@ void register_accuracy(CLI::App& app, Commands& commands) {
   struct Options {
     std::string data = MOESIM_DEFAULT_VALIDATION_FILE;
     std::string group;
+    std::string fidelity = "simulation";
     bool verbose = false;
   };
   auto opt = std::make_shared<Options>();
   auto* sub = app.add_subcommand("accuracy", "Compare predictions with published end-to-end training measurements.");
   sub->add_option("--data", opt->data, "validation file of published measurements")->capture_default_str();
   sub->add_option("--group", opt->group, "only this source group (e.g. narayanan2021, mcore-weak-scaling, megatron-bridge)");
+  sub->add_option("--fidelity", opt->fidelity, "simulation (event simulation, the default) or estimate (closed form)")
+      ->check(CLI::IsMember({"estimate", "simulation"}));
   sub->add_flag("-v,--verbose", opt->verbose, "also list skipped points and the assumptions made per point");
   sub->callback([opt, &commands] {
     commands.set([opt] {
       const auto points = config::load_published_points(opt->data);
-      const auto rep = accuracy::run_accuracy(points, opt->group);
+      const auto fidelity =
+          opt->fidelity == "estimate" ? accuracy::Fidelity::kEstimate : accuracy::Fidelity::kSimulation;
+      const auto rep = accuracy::run_accuracy(points, opt->group, fidelity);
+      std::printf("fidelity %s\n", opt->fidelity.c_str());
       std::printf("%-64s %-20s %12s %12s %8s\n", "point", "metric", "published", "predicted", "error");
       for (const auto& o : rep.outcomes) {
         if (!o.failure.empty()) {

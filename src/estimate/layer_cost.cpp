@@ -151,9 +151,9 @@ void LayerCostModel::add_memory_op(Builder& c, const char* name, double forward_
   if (recomputed) c.recompute.push_back(with_phase(forward, OpPhase::kRecompute));
 }
 
-void LayerCostModel::add_comm(Builder& c, const char* name, OpKind kind, double seconds, double latency_s,
-                              double bytes, bool recomputed) const {
-  const LayerOp op{name, kind, OpPhase::kForward, seconds, std::min(latency_s, seconds), bytes, 0};
+void LayerCostModel::add_comm(Builder& c, const char* name, OpKind kind, CommGroup group, double seconds,
+                              double latency_s, double bytes, bool recomputed) const {
+  const LayerOp op{name, kind, OpPhase::kForward, seconds, std::min(latency_s, seconds), bytes, 0, group};
   c.forward.push_back(op);
   c.backward_in_forward_order.push_back(with_phase(op, OpPhase::kBackward));
   if (recomputed) c.recompute.push_back(with_phase(op, OpPhase::kRecompute));
@@ -175,7 +175,7 @@ void LayerCostModel::add_tp_collective(Builder& c, const char* name, Op fwd_op, 
   // under the neighbouring GEMM; only what exceeds the GEMM stays exposed. The backward runs the
   // transposed collective (all-gather ↔ reduce-scatter) at the same cost.
   const double exposed = s_.parallel.tp_comm_overlap ? std::max(0.0, t - overlap_window_s) : t;
-  add_comm(c, name, OpKind::kTpComm, exposed, collective_latency(s_.system, fwd_op, groups_.tp), bytes, recomputed);
+  add_comm(c, name, OpKind::kTpComm, CommGroup::kTp, exposed, collective_latency(s_.system, fwd_op, groups_.tp), bytes, recomputed);
 }
 
 void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
@@ -258,10 +258,11 @@ void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
     const double fwd_exposed = std::max(0.0, step * steps - core_fwd * steps / static_cast<double>(p.cp));
     const double bwd_exposed = std::max(0.0, 2.0 * step * steps - core_bwd * steps / static_cast<double>(p.cp));
     const LayerOp fwd{"cp_ring_exchange", OpKind::kCpComm, OpPhase::kForward, fwd_exposed,
-                      std::min(latency * steps, fwd_exposed), chunk_bytes * steps, 0};
+                      std::min(latency * steps, fwd_exposed), chunk_bytes * steps, 0, CommGroup::kCp};
     c.forward.push_back(fwd);
     c.backward_in_forward_order.push_back({"cp_ring_exchange", OpKind::kCpComm, OpPhase::kBackward, bwd_exposed,
-                                           std::min(2 * latency * steps, bwd_exposed), 2 * chunk_bytes * steps, 0});
+                                           std::min(2 * latency * steps, bwd_exposed), 2 * chunk_bytes * steps, 0,
+                                           CommGroup::kCp});
     if (rc_core) c.recompute.push_back(with_phase(fwd, OpPhase::kRecompute));
   }
 
@@ -345,14 +346,14 @@ void LayerCostModel::add_moe(Builder& c) const {
       combine = collective::collective_time(s_.system, Op::kAllToAll, Bytes(combine_bytes), groups_.ep).value();
       dispatch_latency = combine_latency = collective_latency(s_.system, Op::kAllToAll, groups_.ep);
     }
-    add_comm(c, "dispatch", OpKind::kEpComm, dispatch, dispatch_latency, dispatch_bytes, rc_moe);
+    add_comm(c, "dispatch", OpKind::kEpComm, CommGroup::kEp, dispatch, dispatch_latency, dispatch_bytes, rc_moe);
   }
   double etp_ag = 0, etp_rs = 0, etp_bytes = 0;
   if (p.etp > 1) {
     etp_bytes = static_cast<double>(p.etp * t * topk * h) * kActivationBytes * imbalance;
     etp_ag = collective::collective_time(s_.system, Op::kAllGather, Bytes(etp_bytes), groups_.etp).value();
     etp_rs = collective::collective_time(s_.system, Op::kReduceScatter, Bytes(etp_bytes), groups_.etp).value();
-    add_comm(c, "etp_all_gather", OpKind::kTpComm, etp_ag, collective_latency(s_.system, Op::kAllGather, groups_.etp),
+    add_comm(c, "etp_all_gather", OpKind::kTpComm, CommGroup::kEtp, etp_ag, collective_latency(s_.system, Op::kAllGather, groups_.etp),
              etp_bytes, false);
   }
 
@@ -376,10 +377,10 @@ void LayerCostModel::add_moe(Builder& c) const {
     c.backward_in_forward_order.push_back({"expert_launches", OpKind::kCompute, OpPhase::kBackward, 2 * gaps, 0, 0, 0});
   }
   if (p.etp > 1) {
-    add_comm(c, "etp_reduce_scatter", OpKind::kTpComm, etp_rs,
+    add_comm(c, "etp_reduce_scatter", OpKind::kTpComm, CommGroup::kEtp, etp_rs,
              collective_latency(s_.system, Op::kReduceScatter, groups_.etp), etp_bytes, false);
   }
-  if (p.ep > 1) add_comm(c, "combine", OpKind::kEpComm, combine, combine_latency, combine_bytes, rc_moe);
+  if (p.ep > 1) add_comm(c, "combine", OpKind::kEpComm, CommGroup::kEp, combine, combine_latency, combine_bytes, rc_moe);
   add_memory_op(c, "unpermute", copies_bytes + token_bytes, copies_bytes + token_bytes, rc_moe);
 
   if (m.moe_shared_expert_intermediate_size > 0) {

@@ -38,6 +38,8 @@ enum class OpKind : std::uint8_t { kCompute, kTpComm, kCpComm, kEpComm };
 /// Which pass an op belongs to. kDgrad / kWgrad are the two halves of a GEMM's backward; kRecompute
 /// is forward work re-run at the start of the backward (activation recomputation).
 enum class OpPhase : std::uint8_t { kForward, kBackward, kDgrad, kWgrad, kRecompute };
+/// The process group a communication op runs over (which decides the links it crosses).
+enum class CommGroup : std::uint8_t { kNone, kTp, kCp, kEp, kEtp };
 [[nodiscard]] std::string_view to_string(OpKind k);
 [[nodiscard]] std::string_view to_string(OpPhase p);
 
@@ -50,6 +52,7 @@ struct LayerOp {
   double latency_s = 0;  ///< communication: the size-independent part of `seconds`
   double bytes = 0;      ///< communication: bytes this rank sends; memory-bound kernels: bytes moved
   double flops = 0;      ///< GEMMs and attention: floating-point operations on this rank
+  CommGroup group = CommGroup::kNone;
 };
 
 /// The ops of one unit in the order the rank runs them. `backward` starts with the recomputed
@@ -110,8 +113,8 @@ class LayerCostModel {
   }
   void add_memory_op(Builder& c, const char* name, double forward_bytes, double backward_bytes, bool recomputed) const;
   /// A communication op with the same cost forward and backward (the transposed collective).
-  void add_comm(Builder& c, const char* name, OpKind kind, double seconds, double latency_s, double bytes,
-                bool recomputed) const;
+  void add_comm(Builder& c, const char* name, OpKind kind, CommGroup group, double seconds, double latency_s,
+                double bytes, bool recomputed) const;
   void add_tp_collective(Builder& c, const char* name, collective::Op fwd_op, double bytes, double overlap_window_s,
                          bool recomputed) const;
   void add_attention(Builder& c, std::int64_t key_span) const;

@@ -103,6 +103,33 @@ Json breakdown_to_json(const Breakdown& b) {
               {"critical_stage", b.critical_stage}};
 }
 
+Json simulation_to_json(const SimulationInfo& si) {
+  Json ranks = Json::array();
+  for (const RankActivity& a : si.ranks) {
+    ranks.push_back(Json{{"rank", a.rank},
+                         {"stage", a.stage},
+                         {"end_s", finite(a.end_s, "simulation.ranks.end_s")},
+                         {"compute_s", finite(a.compute_s, "simulation.ranks.compute_s")},
+                         {"comm_wait_s", finite(a.comm_wait_s, "simulation.ranks.comm_wait_s")},
+                         {"idle_s", finite(a.idle_s, "simulation.ranks.idle_s")}});
+  }
+  Json links = Json::array();
+  for (const LinkActivity& l : si.links) {
+    links.push_back(Json{{"name", l.name},
+                         {"bytes", finite(l.bytes, "simulation.links.bytes")},
+                         {"busy_s", finite(l.busy_s, "simulation.links.busy_s")},
+                         {"utilisation", finite(l.utilisation, "simulation.links.utilisation")},
+                         {"peak_utilisation", finite(l.peak_utilisation, "simulation.links.peak_utilisation")}});
+  }
+  return Json{{"ranks_total", si.ranks_total},
+              {"ranks_simulated", si.ranks_simulated},
+              {"replication", si.replication},
+              {"events", si.events},
+              {"flows", si.flows},
+              {"ranks", ranks},
+              {"links", links}};
+}
+
 }  // namespace
 
 nlohmann::json model_to_json(const model::ModelSpec& m) {
@@ -176,7 +203,7 @@ nlohmann::json scenario_to_json(const Scenario& s) {
 }
 
 nlohmann::json result_to_json(const Result& r) {
-  return Json{{"schema", kResultSchema},
+  Json j{{"schema", kResultSchema},
               {"scenario", scenario_to_json(r.scenario)},
               {"fidelity", r.fidelity},
               {"step_time_s", finite(r.step_time_s, "step_time_s")},
@@ -193,6 +220,8 @@ nlohmann::json result_to_json(const Result& r) {
               {"warnings", r.warnings},
               {"seed", r.seed},
               {"moesim_version", r.moesim_version}};
+  if (r.simulation.present) j["simulation"] = simulation_to_json(r.simulation);
+  return j;
 }
 
 std::string result_to_json_text(const Result& r) {

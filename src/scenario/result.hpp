@@ -52,6 +52,37 @@ struct DerivedLayout {
   std::vector<std::int64_t> layers_per_stage;  ///< per pipeline rank (all its virtual chunks)
 };
 
+/// One simulated rank's step, for per-rank utilisation (fidelity simulation).
+struct RankActivity {
+  std::int64_t rank = 0;   ///< global rank (Megatron order tp-cp-ep-dp-pp)
+  std::int64_t stage = 0;  ///< pipeline stage
+  double end_s = 0;        ///< when its optimizer step (and any exposed parameter gather) ends
+  double compute_s = 0;    ///< kernels, optimizer included
+  double comm_wait_s = 0;  ///< blocked on communication (TP, CP, EP, PP, DP)
+  double idle_s = 0;       ///< waiting for another stage (pipeline bubble) or for the step's end
+};
+
+/// Traffic of one modelled link (a rank's NVLink or network port, one direction).
+struct LinkActivity {
+  std::string name;         ///< e.g. "rank 8 nic out"
+  double bytes = 0;
+  double busy_s = 0;        ///< time with at least one flow
+  double utilisation = 0;   ///< bytes / (capacity · step time)
+  double peak_utilisation = 0;
+};
+
+/// What the event simulation ran (fidelity simulation only).
+struct SimulationInfo {
+  bool present = false;
+  std::int64_t ranks_total = 0;      ///< GPUs of the scenario
+  std::int64_t ranks_simulated = 0;  ///< ranks run op by op; the others are replicas of one of them
+  std::string replication;           ///< which ranks stand for which, and why that is exact
+  std::int64_t events = 0;
+  std::int64_t flows = 0;
+  std::vector<RankActivity> ranks;
+  std::vector<LinkActivity> links;   ///< the busiest links, most bytes first
+};
+
 struct Result {
   Scenario scenario;
   std::string fidelity = "estimate";
@@ -66,6 +97,7 @@ struct Result {
   DerivedLayout layout;
   MemoryResult memory;
   Breakdown breakdown;
+  SimulationInfo simulation;
   std::vector<std::string> warnings;
   std::uint64_t seed = 0;
   std::string moesim_version;

@@ -1,0 +1,71 @@
+#include "sim/chunk_program.hpp"
+
+#include <map>
+#include <utility>
+
+namespace moesim::sim {
+namespace {
+
+struct Unit {
+  const estimate::OpProgram* ops;
+  schedule::RankParams params;
+};
+
+/// Forward in unit order; backward in reverse unit order, marking where each unit's gradients end.
+ChunkProgram assemble(const std::vector<Unit>& units) {
+  ChunkProgram p;
+  for (const Unit& u : units) {
+    p.forward.insert(p.forward.end(), u.ops->forward.begin(), u.ops->forward.end());
+    p.params += u.params;
+  }
+  for (auto it = units.rbegin(); it != units.rend(); ++it) {
+    p.backward.insert(p.backward.end(), it->ops->backward.begin(), it->ops->backward.end());
+    if (!p.backward.empty() && it->params.total() > 0) p.gradients_ready.push_back({p.backward.size() - 1, it->params});
+  }
+  return p;
+}
+
+}  // namespace
+
+std::vector<ChunkProgram> build_chunk_programs(const Scenario& s, const estimate::LayerCostModel& costs,
+                                               const schedule::StageLayers& stage) {
+  std::map<std::pair<bool, std::int64_t>, estimate::OpProgram> layer_cache;
+  auto layer_ops = [&](std::int64_t layer) -> const estimate::OpProgram& {
+    const bool moe = s.model.layer_is_moe(layer);
+    const std::int64_t span = s.model.attention_span(layer, s.training.seq_length);
+    auto key = std::make_pair(moe, span);
+    auto it = layer_cache.find(key);
+    if (it == layer_cache.end()) it = layer_cache.emplace(key, costs.transformer_layer_ops(moe, span)).first;
+    return it->second;
+  };
+  const estimate::OpProgram embedding = costs.embedding_ops();
+  const estimate::OpProgram head = costs.output_head_ops();
+  const estimate::OpProgram mtp_projection = costs.mtp_projection_ops();
+
+  std::vector<ChunkProgram> out;
+  const std::size_t chunks = stage.chunks.size();
+  for (std::size_t c = 0; c < chunks; ++c) {
+    std::vector<Unit> units;
+    if (stage.has_embedding && c == 0) units.push_back({&embedding, schedule::embedding_rank_params(s)});
+    for (std::int64_t layer : stage.chunks[c]) units.push_back({&layer_ops(layer), schedule::layer_rank_params(s, layer)});
+    if (stage.has_output_head && c + 1 == chunks) {
+      // MTP modules follow the main decoder (projection, then a transformer layer each), then the
+      // LM head and loss run once per prediction depth; the head's weights are shared by all.
+      for (std::int64_t k = 0; k < s.model.mtp_num_layers; ++k) {
+        const schedule::RankParams layer = schedule::layer_rank_params(s, s.model.num_layers - 1);
+        schedule::RankParams projection = schedule::mtp_module_rank_params(s);
+        projection.dense -= layer.dense;
+        projection.expert -= layer.expert;
+        units.push_back({&mtp_projection, projection});
+        units.push_back({&layer_ops(s.model.num_layers - 1), layer});
+      }
+      for (std::int64_t k = 0; k <= s.model.mtp_num_layers; ++k) {
+        units.push_back({&head, k == 0 ? schedule::output_head_rank_params(s) : schedule::RankParams{}});
+      }
+    }
+    out.push_back(assemble(units));
+  }
+  return out;
+}
+
+}  // namespace moesim::sim

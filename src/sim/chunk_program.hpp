@@ -1,0 +1,32 @@
+#pragma once
+// The ops one pipeline rank runs for one micro-batch through one of its model chunks, forward and
+// backward, in order, with the points in the backward where a unit's weight gradients are complete
+// (where Megatron's DDP hooks may launch a gradient bucket's reduction).
+#include <cstdint>
+#include <vector>
+
+#include "estimate/layer_cost.hpp"
+#include "schedule/stage_params.hpp"
+#include "schedule/stage_plan.hpp"
+
+namespace moesim::sim {
+
+/// After backward op `after_op` completes, `params` more weight gradients of the chunk are final.
+struct GradientsReady {
+  std::size_t after_op = 0;
+  schedule::RankParams params;
+};
+
+struct ChunkProgram {
+  std::vector<estimate::LayerOp> forward;
+  std::vector<estimate::LayerOp> backward;
+  std::vector<GradientsReady> gradients_ready;  ///< in backward order
+  schedule::RankParams params;                  ///< all weights of the chunk on this rank
+};
+
+/// Programs of every chunk of one pipeline rank (stage.chunks.size() entries). Units of one kind
+/// (dense/MoE layer with the same attention span) are costed once per call.
+[[nodiscard]] std::vector<ChunkProgram> build_chunk_programs(const Scenario& s, const estimate::LayerCostModel& costs,
+                                                             const schedule::StageLayers& stage);
+
+}  // namespace moesim::sim

@@ -1,0 +1,563 @@
+#include "sim/step_simulator.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "engine/event_queue.hpp"
+#include "engine/flow_network.hpp"
+#include "estimate/data_parallel.hpp"
+#include "estimate/layer_cost.hpp"
+#include "estimate/result_common.hpp"
+#include "schedule/pipeline_schedule.hpp"
+#include "sim/chunk_program.hpp"
+#include "sim/port_network.hpp"
+#include "sim/sim_tracks.hpp"
+
+namespace moesim::sim {
+namespace {
+
+using collective::Op;
+using engine::SimTime;
+using estimate::LayerOp;
+using estimate::OpKind;
+using schedule::PipelinePass;
+
+// Compute events run before flow completions at the same instant, so a rank that finishes a
+// kernel and a transfer at once sees both.
+constexpr int kComputePriority = 1;
+
+double seconds_of(SimTime t) { return engine::to_seconds(t).value(); }
+
+/// A data-parallel collective of one gradient or parameter bucket.
+struct DpJob {
+  Op op = Op::kReduceScatter;
+  bool expert = false;
+  double params = 0;
+  std::int32_t chunk = -1;  ///< parameter all-gathers: the chunk whose forward waits for it
+};
+
+/// Blocked-time accounting of one rank, by category (seconds).
+struct Waits {
+  double tp = 0, cp = 0, ep = 0, pp = 0, dp = 0, bubble = 0;
+  [[nodiscard]] double comm() const { return tp + cp + ep + pp + dp; }
+};
+
+struct RankState {
+  std::int64_t stage = 0;
+  std::int64_t global_rank = 0;
+  std::vector<PipelinePass> order;
+  std::vector<ChunkProgram> chunks;
+  std::size_t pass = 0;     ///< index into order
+  std::size_t op = 0;       ///< next op of the current pass
+  bool pass_started = false;
+  bool finished = false;
+  // Pipeline receives: arrival time per (direction, chunk, micro-batch), kNever until it lands.
+  std::vector<SimTime> arrival, send_start;
+  std::int64_t waiting_for = -1;  ///< arrival slot this rank is blocked on, -1 if none
+  SimTime wait_since = 0;
+  // Data parallelism: a FIFO of bucket collectives on the DP stream.
+  std::deque<DpJob> dp_queue;
+  bool dp_busy = false;
+  double dense_bucket = 0, expert_bucket = 0;
+  std::vector<std::int32_t> gathers_pending;  ///< parameter all-gathers outstanding per chunk
+  std::int32_t waiting_gather = -1;           ///< chunk whose all-gather this rank is blocked on
+  bool drain_started = false;
+  bool draining = false;                      ///< after the last pass: waiting for the DP stream to empty
+  bool optimizer_done = false;
+  // Accounting.
+  double compute_s = 0, optimizer_s = 0;
+  Waits waits;
+  SimTime end = 0;
+  std::int64_t pending_trace_flow = -1;  ///< send event whose arrow ends at this rank's next event
+};
+
+class StepSimulation {
+ public:
+  StepSimulation(const Scenario& s, const SimOptions& options)
+      : s_(s), options_(options), costs_(s), stages_(schedule::plan_stages(s)),
+        params_(schedule::rank_params(s, stages_)), ports_(s.system, s.parallel.pp),
+        net_(queue_, ports_.link_capacities(), network_options()) {
+    const auto& p = s.parallel;
+    m_ = s.num_microbatches();
+    vpp_ = p.vpp;
+    // Activations (forward) and their gradients (backward) crossing a stage boundary: one
+    // micro-batch of the rank's sequence slice, sequence-parallel-sharded over TP, 16-bit.
+    boundary_bytes_ = static_cast<double>(s.training.micro_batch_size * s.training.seq_length / p.cp *
+                                          s.model.hidden_size) *
+                      2.0 / (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
+    const std::int64_t stage_stride = p.tp * p.cp * p.dp;
+    ranks_.resize(static_cast<std::size_t>(p.pp));
+    for (std::int64_t st = 0; st < p.pp; ++st) {
+      RankState& r = rank(st);
+      r.stage = st;
+      r.global_rank = st * stage_stride;
+      r.order = schedule::pipeline_order(st, p.pp, p.vpp, m_);
+      r.chunks = build_chunk_programs(s, costs_, stages_[static_cast<std::size_t>(st)]);
+      r.arrival.assign(static_cast<std::size_t>(2 * vpp_ * m_), engine::kNever);
+      r.send_start.assign(r.arrival.size(), engine::kNever);
+      r.gathers_pending.assign(static_cast<std::size_t>(vpp_), 0);
+      global_ranks_.push_back(r.global_rank);
+    }
+    if (options_.record_timeline) tracks_ = std::make_unique<TrackRecorder>(timeline_, ranks_.size());
+  }
+
+  SimOutput run() {
+    for (std::int64_t st = 0; st < s_.parallel.pp; ++st) {
+      queue_.schedule(0, kComputePriority, [this, st] {
+        issue_parameter_gathers(st);
+        advance(st);
+      });
+    }
+    queue_.run();
+    for (const RankState& r : ranks_) {
+      if (!r.finished) {
+        throw InternalError(fmt::format(
+            "step simulation stalled: stage {} stopped at pass {} of {} (waiting for slot {}, gather {}); "
+            "the pipeline schedule has a dependency cycle",
+            r.stage, r.pass, r.order.size(), r.waiting_for, r.waiting_gather));
+      }
+    }
+    return finish();
+  }
+
+ private:
+  static engine::FlowNetworkOptions network_options() {
+    engine::FlowNetworkOptions o;
+    o.completion_batch_tolerance = 0.0;  // few concurrent flows per port: exact is cheap
+    return o;
+  }
+
+  RankState& rank(std::int64_t stage) { return ranks_[static_cast<std::size_t>(stage)]; }
+
+  std::size_t slot(const PipelinePass& p) const {
+    return static_cast<std::size_t>(((p.backward ? 1 : 0) * vpp_ + p.chunk) * m_ + p.microbatch);
+  }
+
+  const std::vector<LayerOp>& ops_of(const RankState& r, const PipelinePass& p) const {
+    const ChunkProgram& c = r.chunks[static_cast<std::size_t>(p.chunk)];
+    return p.backward ? c.backward : c.forward;
+  }
+
+  // ---- the compute stream -------------------------------------------------------------------
+
+  /// Runs rank `st` as far as it can at the current time: starts its next op, or blocks.
+  void advance(std::int64_t st) {
+    RankState& r = rank(st);
+    while (r.pass < r.order.size()) {
+      const PipelinePass& pass = r.order[r.pass];
+      if (!r.pass_started) {
+        if (!ready_to_start(st, pass)) return;
+        r.pass_started = true;
+      }
+      const std::vector<LayerOp>& ops = ops_of(r, pass);
+      while (r.op < ops.size() && ops[r.op].seconds <= 0) on_op_done(st, pass, r.op++);
+      if (r.op < ops.size()) {
+        start_op(st, pass, ops[r.op]);
+        return;
+      }
+      if (end_pass(st, pass)) return;  // a blocking send holds the rank
+    }
+    if (!r.drain_started) begin_drain(st);
+  }
+
+  /// Whether the pass's input has arrived (and, for a chunk's first forward, its parameters).
+  bool ready_to_start(std::int64_t st, const PipelinePass& pass) {
+    RankState& r = rank(st);
+    if (!pass.backward && r.gathers_pending[static_cast<std::size_t>(pass.chunk)] > 0) {
+      r.waiting_gather = pass.chunk;
+      r.wait_since = queue_.now();
+      return false;
+    }
+    const schedule::PassSource src = schedule::pass_source(pass, st, s_.parallel.pp, vpp_);
+    if (!src.exists) return true;
+    const std::size_t k = slot(pass);
+    if (r.arrival[k] > queue_.now()) {
+      r.waiting_for = static_cast<std::int64_t>(k);
+      r.wait_since = queue_.now();
+      return false;
+    }
+    return true;
+  }
+
+  void start_op(std::int64_t st, const PipelinePass& pass, const LayerOp& op) {
+    RankState& r = rank(st);
+    const SimTime start = queue_.now();
+    if (op.kind == OpKind::kCompute) {
+      const SimTime done = start + engine::to_sim_time(Seconds(op.seconds));
+      queue_.schedule(done, kComputePriority, [this, st, start] { finish_op(st, start); });
+      return;
+    }
+    const collective::GroupPlacement& g = group_of(op.group);
+    const engine::FlowRequest f =
+        ports_.transfer(r.stage, r.stage, PortNetwork::tier_of(g), op.seconds, op.latency_s, start);
+    net_.add_flow(f, [this, st, start](engine::FlowId, SimTime) { finish_op(st, start); });
+    ++flows_;
+    (void)pass;
+  }
+
+  void finish_op(std::int64_t st, SimTime start) {
+    RankState& r = rank(st);
+    const PipelinePass& pass = r.order[r.pass];
+    const LayerOp& op = ops_of(r, pass)[r.op];
+    const double took = seconds_of(queue_.now() - start);
+    switch (op.kind) {
+      case OpKind::kCompute: r.compute_s += took; break;
+      case OpKind::kTpComm: r.waits.tp += took; break;
+      case OpKind::kCpComm: r.waits.cp += took; break;
+      case OpKind::kEpComm: r.waits.ep += took; break;
+    }
+    if (tracks_) {
+      const std::int64_t ev = tracks_->layer_op(static_cast<std::size_t>(st), op, start, queue_.now(), pass);
+      if (r.pending_trace_flow >= 0) {
+        tracks_->arrow(r.pending_trace_flow, ev);
+        r.pending_trace_flow = -1;
+      }
+    }
+    on_op_done(st, pass, r.op++);
+    advance(st);
+  }
+
+  /// Gradient hooks: in a chunk's last backward, finished units fill DP buckets.
+  void on_op_done(std::int64_t st, const PipelinePass& pass, std::size_t op_index) {
+    if (!pass.backward || pass.microbatch != m_ - 1) return;
+    RankState& r = rank(st);
+    if (!s_.optimizer.overlap_grad_reduce) return;
+    const ChunkProgram& c = r.chunks[static_cast<std::size_t>(pass.chunk)];
+    for (const GradientsReady& g : c.gradients_ready) {
+      if (g.after_op != op_index) continue;
+      r.dense_bucket += g.params.dense;
+      r.expert_bucket += g.params.expert;
+      flush_buckets(st, false);
+    }
+    if (op_index + 1 == c.backward.size()) flush_buckets(st, true);  // a chunk's buckets never span chunks
+  }
+
+  /// Ends a pass: sends its output to the rank that needs it. Returns true when the send blocks.
+  bool end_pass(std::int64_t st, const PipelinePass& pass) {
+    RankState& r = rank(st);
+    const auto dest = destination(pass, st);
+    r.pass_started = false;
+    r.op = 0;
+    ++r.pass;
+    if (!dest) return false;
+    const auto [to, to_pass] = *dest;
+    RankState& receiver = rank(to);
+    const std::size_t k = slot(to_pass);
+    const SimTime start = queue_.now();
+    receiver.send_start[k] = start;
+    const double t = collective::collective_time(s_.system, Op::kSendRecv, Bytes(boundary_bytes_),
+                                                 costs_.groups().pp).value();
+    const double latency = collective::collective_time(s_.system, Op::kSendRecv, Bytes(1), costs_.groups().pp).value();
+    // 1F1B exchanges activations with blocking batched send/recv; the interleaved schedule overlaps
+    // them with compute (overlap_p2p_comm, as Megatron's recipes run it).
+    const bool blocking = vpp_ == 1;
+    const engine::FlowRequest f =
+        ports_.transfer(st, to, PortNetwork::tier_of(costs_.groups().pp), t, latency, start);
+    ++flows_;
+    net_.add_flow(f, [this, st, to, k, start, blocking, pass](engine::FlowId, SimTime) {
+      std::int64_t ev = -1;
+      if (tracks_) ev = tracks_->transfer(static_cast<std::size_t>(st), Track::kPp, "p2p_send", start, queue_.now(),
+                                          boundary_bytes_, pass.microbatch, pass.chunk, pass.backward);
+      deliver(to, k, ev);
+      if (blocking) {
+        rank(st).waits.pp += seconds_of(queue_.now() - start);
+        advance(st);
+      }
+    });
+    return blocking;
+  }
+
+  std::optional<std::pair<std::int64_t, PipelinePass>> destination(const PipelinePass& p, std::int64_t st) const {
+    const std::int64_t pp = s_.parallel.pp;
+    if (!p.backward) {
+      if (st < pp - 1) return std::make_pair(st + 1, p);
+      if (p.chunk + 1 < vpp_) return std::make_pair(std::int64_t{0}, PipelinePass{p.microbatch, p.chunk + 1, false});
+    } else {
+      if (st > 0) return std::make_pair(st - 1, p);
+      if (p.chunk > 0) return std::make_pair(pp - 1, PipelinePass{p.microbatch, p.chunk - 1, true});
+    }
+    return std::nullopt;
+  }
+
+  void deliver(std::int64_t to, std::size_t k, std::int64_t trace_event) {
+    RankState& r = rank(to);
+    r.arrival[k] = queue_.now();
+    if (r.waiting_for != static_cast<std::int64_t>(k)) return;
+    // The wait splits into the transfer (pipeline communication) and waiting for the sender to
+    // produce the data at all (the pipeline bubble).
+    const SimTime transfer_from = std::max(r.wait_since, r.send_start[k]);
+    r.waits.pp += seconds_of(queue_.now() - transfer_from);
+    r.waits.bubble += seconds_of(transfer_from - r.wait_since);
+    r.waiting_for = -1;
+    r.pending_trace_flow = trace_event;
+    advance(to);
+  }
+
+  const collective::GroupPlacement& group_of(estimate::CommGroup g) const {
+    const auto& groups = costs_.groups();
+    switch (g) {
+      case estimate::CommGroup::kCp: return groups.cp;
+      case estimate::CommGroup::kEp: return groups.ep;
+      case estimate::CommGroup::kEtp: return groups.etp;
+      case estimate::CommGroup::kTp:
+      case estimate::CommGroup::kNone: break;
+    }
+    return groups.tp;
+  }
+
+  // ---- the data-parallel stream -------------------------------------------------------------
+
+  double dp_ranks(bool expert) const {
+    return static_cast<double>(expert ? s_.parallel.edp(s_.system.gpus) : s_.parallel.dp);
+  }
+
+  void flush_buckets(std::int64_t st, bool partial) {
+    RankState& r = rank(st);
+    const Op op = s_.optimizer.distributed ? Op::kReduceScatter : Op::kAllReduce;
+    auto flush = [&](double& bucket, bool expert) {
+      const double size = estimate::ddp_bucket_params(dp_ranks(expert));
+      while (bucket >= size || (partial && bucket > 0)) {
+        const double take = std::min(bucket, size);
+        enqueue_dp(st, {op, expert, take, -1});
+        bucket -= take;
+      }
+    };
+    flush(r.dense_bucket, false);
+    flush(r.expert_bucket, true);
+  }
+
+  /// With the distributed optimizer and overlap_param_gather, each chunk's parameters are gathered
+  /// bucket by bucket ahead of its first forward (the previous step's optimizer updated the shards).
+  void issue_parameter_gathers(std::int64_t st) {
+    if (!s_.optimizer.distributed || !s_.optimizer.overlap_param_gather) return;
+    RankState& r = rank(st);
+    for (std::size_t c = 0; c < r.chunks.size(); ++c) enqueue_gathers(st, static_cast<std::int32_t>(c));
+  }
+
+  void enqueue_gathers(std::int64_t st, std::int32_t chunk) {
+    RankState& r = rank(st);
+    const schedule::RankParams& p = chunk >= 0 ? r.chunks[static_cast<std::size_t>(chunk)].params
+                                               : params_[static_cast<std::size_t>(st)];
+    for (bool expert : {false, true}) {
+      double left = expert ? p.expert : p.dense;
+      if (dp_ranks(expert) <= 1) continue;
+      const double size = estimate::ddp_bucket_params(dp_ranks(expert));
+      while (left > 0) {
+        const double take = std::min(left, size);
+        if (chunk >= 0) ++r.gathers_pending[static_cast<std::size_t>(chunk)];
+        enqueue_dp(st, {Op::kAllGather, expert, take, chunk});
+        left -= take;
+      }
+    }
+  }
+
+  void enqueue_dp(std::int64_t st, DpJob job) {
+    if (dp_ranks(job.expert) <= 1) return;
+    rank(st).dp_queue.push_back(job);
+    start_next_dp(st);
+  }
+
+  void start_next_dp(std::int64_t st) {
+    RankState& r = rank(st);
+    if (r.dp_busy || r.dp_queue.empty()) return;
+    const DpJob job = r.dp_queue.front();
+    r.dp_queue.pop_front();
+    r.dp_busy = true;
+    const collective::GroupPlacement& g = job.expert ? costs_.groups().edp : costs_.groups().dp;
+    const double per_param =
+        job.op == Op::kAllGather ? estimate::kParamGatherBytesPerParam : estimate::grad_reduce_bytes_per_param(s_);
+    const double bytes = job.params * per_param;
+    const double t = collective::collective_time(s_.system, job.op, Bytes(bytes), g).value();
+    const double latency = collective::collective_time(s_.system, job.op, Bytes(1), g).value();
+    const SimTime start = queue_.now();
+    ++flows_;
+    net_.add_flow(ports_.transfer(st, st, PortNetwork::tier_of(g), t, latency, start),
+                  [this, st, job, start, bytes](engine::FlowId, SimTime) {
+                    if (tracks_) {
+                      tracks_->transfer(static_cast<std::size_t>(st), Track::kDp, dp_name(job), start, queue_.now(),
+                                        bytes, -1, job.chunk, job.op != Op::kAllGather);
+                    }
+                    finish_dp(st, job);
+                  });
+  }
+
+  static const char* dp_name(const DpJob& job) {
+    if (job.op == Op::kAllGather) return job.expert ? "expert_param_all_gather" : "param_all_gather";
+    if (job.op == Op::kAllReduce) return job.expert ? "expert_grad_all_reduce" : "grad_all_reduce";
+    return job.expert ? "expert_grad_reduce_scatter" : "grad_reduce_scatter";
+  }
+
+  void finish_dp(std::int64_t st, const DpJob& job) {
+    RankState& r = rank(st);
+    r.dp_busy = false;
+    if (job.op == Op::kAllGather && job.chunk >= 0) {
+      auto& pending = r.gathers_pending[static_cast<std::size_t>(job.chunk)];
+      --pending;
+      if (pending == 0 && r.waiting_gather == job.chunk) {
+        r.waits.dp += seconds_of(queue_.now() - r.wait_since);
+        r.waiting_gather = -1;
+        start_next_dp(st);
+        advance(st);
+        return;
+      }
+    }
+    start_next_dp(st);
+    if (r.draining && !r.dp_busy && r.dp_queue.empty()) after_drain(st);
+  }
+
+  // ---- end of the step ----------------------------------------------------------------------
+
+  /// After the last backward: reduce what was not reduced during it, wait for the DP stream, step
+  /// the optimizer, and gather parameters now if that is not overlapped with the next forward.
+  void begin_drain(std::int64_t st) {
+    RankState& r = rank(st);
+    r.drain_started = true;
+    r.draining = true;
+    r.wait_since = queue_.now();
+    if (!s_.optimizer.overlap_grad_reduce) {
+      const schedule::RankParams& p = params_[static_cast<std::size_t>(st)];
+      r.dense_bucket = p.dense;
+      r.expert_bucket = p.expert;
+      flush_buckets(st, true);
+    }
+    if (!r.dp_busy && r.dp_queue.empty()) after_drain(st);
+  }
+
+  void after_drain(std::int64_t st) {
+    RankState& r = rank(st);
+    r.draining = false;
+    r.waits.dp += seconds_of(queue_.now() - r.wait_since);
+    if (r.optimizer_done) {
+      finish_rank(st);
+      return;
+    }
+    const double t = estimate::optimizer_step_seconds(s_, costs_.kernels(), params_[static_cast<std::size_t>(st)]);
+    const SimTime start = queue_.now();
+    queue_.schedule(start + engine::to_sim_time(Seconds(t)), kComputePriority, [this, st, start, t] {
+      RankState& rr = rank(st);
+      rr.optimizer_s += t;
+      rr.optimizer_done = true;
+      if (tracks_) tracks_->optimizer(static_cast<std::size_t>(st), start, queue_.now());
+      if (s_.optimizer.distributed && !s_.optimizer.overlap_param_gather) {
+        rr.draining = true;
+        rr.wait_since = queue_.now();
+        enqueue_gathers(st, -1);
+        if (!rr.dp_busy && rr.dp_queue.empty()) after_drain(st);
+        return;
+      }
+      finish_rank(st);
+    });
+  }
+
+  void finish_rank(std::int64_t st) {
+    RankState& r = rank(st);
+    r.finished = true;
+    r.end = queue_.now();
+  }
+
+  // ---- result -------------------------------------------------------------------------------
+
+  SimOutput finish();
+
+  const Scenario& s_;
+  SimOptions options_;
+  estimate::LayerCostModel costs_;
+  std::vector<schedule::StageLayers> stages_;
+  std::vector<schedule::RankParams> params_;
+  PortNetwork ports_;
+  engine::EventQueue queue_;
+  engine::FlowNetwork net_;
+  std::vector<RankState> ranks_;
+  std::vector<std::int64_t> global_ranks_;
+  std::int64_t m_ = 1, vpp_ = 1;
+  std::int64_t flows_ = 0;
+  double boundary_bytes_ = 0;
+  Timeline timeline_;
+  std::unique_ptr<TrackRecorder> tracks_;
+};
+
+SimOutput StepSimulation::finish() {
+  SimOutput out;
+  Result& r = out.result;
+  r = estimate::start_result(s_, "simulation");
+  std::size_t critical = 0;
+  for (std::size_t i = 0; i < ranks_.size(); ++i) {
+    if (ranks_[i].end > ranks_[critical].end) critical = i;
+  }
+  const RankState& c = ranks_[critical];
+  r.step_time_s = seconds_of(c.end);
+  Breakdown& b = r.breakdown;
+  b.compute = c.compute_s;
+  b.tp_comm = c.waits.tp;
+  b.cp_comm = c.waits.cp;
+  b.ep_comm = c.waits.ep;
+  b.pp_comm = c.waits.pp;
+  b.dp_comm = c.waits.dp;
+  b.optimizer = c.optimizer_s;
+  b.exposed_comm = c.waits.comm();
+  b.bubble = std::max(0.0, r.step_time_s - b.compute - b.exposed_comm - b.optimizer);
+  b.critical_stage = c.stage;
+  b.moe_imbalance = 1.0;
+  estimate::finish_result(r, stages_, params_);
+
+  SimulationInfo& si = r.simulation;
+  si.present = true;
+  si.ranks_total = s_.system.gpus;
+  si.ranks_simulated = static_cast<std::int64_t>(ranks_.size());
+  const std::int64_t per_stage = s_.system.gpus / s_.parallel.pp;
+  si.replication = fmt::format(
+      "one rank per pipeline stage simulated ({} ranks); each stands for the {} ranks of its stage "
+      "(TP, CP, DP and EP peers run the same ops at the same times under balanced routing)",
+      ranks_.size(), per_stage);
+  si.events = static_cast<std::int64_t>(queue_.events_run());
+  si.flows = flows_;
+  for (const RankState& rs : ranks_) {
+    RankActivity a;
+    a.rank = rs.global_rank;
+    a.stage = rs.stage;
+    a.end_s = seconds_of(rs.end);
+    a.compute_s = rs.compute_s + rs.optimizer_s;
+    a.comm_wait_s = rs.waits.comm();
+    a.idle_s = std::max(0.0, r.step_time_s - a.compute_s - a.comm_wait_s);
+    si.ranks.push_back(a);
+  }
+  const auto& stats = net_.link_stats();
+  const auto capacities = ports_.link_capacities();
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < stats.size(); ++i) {
+    if (stats[i].bytes > 0) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b2) { return stats[a].bytes > stats[b2].bytes; });
+  constexpr std::size_t kLinksReported = 16;
+  for (std::size_t i = 0; i < std::min(order.size(), kLinksReported); ++i) {
+    const auto& st = stats[order[i]];
+    LinkActivity l;
+    l.name = ports_.link_name(static_cast<engine::LinkId>(order[i]), global_ranks_);
+    l.bytes = st.bytes;
+    l.busy_s = seconds_of(st.busy_time);
+    l.utilisation = st.bytes / (capacities[order[i]].bytes_per_second * r.step_time_s);
+    l.peak_utilisation = st.peak_utilisation;
+    si.links.push_back(l);
+  }
+  if (tracks_) {
+    tracks_->name_processes(global_ranks_, s_);
+    out.timeline = std::move(timeline_);
+  }
+  return out;
+}
+
+}  // namespace
+
+SimOutput simulate_step(const Scenario& scenario, const SimOptions& options) {
+  StepSimulation sim(scenario, options);
+  return sim.run();
+}
+
+}  // namespace moesim::sim

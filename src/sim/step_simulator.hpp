@@ -1,0 +1,25 @@
+#pragma once
+// Fidelity "simulation": one optimizer step run op by op on the discrete-event engine. Every
+// simulated rank executes its pipeline schedule (1F1B or interleaved) with the kernels and blocking
+// collectives of each layer; pipeline sends, data-parallel gradient reduce-scatters and parameter
+// all-gathers run on their own streams and overlap compute; every transfer is a flow on the
+// rank's NVLink and network ports, so concurrent traffic shares bandwidth (max-min fair).
+// Bubbles, exposed communication and the critical rank come out of the run.
+#include "scenario/result.hpp"
+#include "scenario/timeline.hpp"
+
+namespace moesim::sim {
+
+struct SimOptions {
+  bool record_timeline = false;  ///< fill SimOutput::timeline (op-level events for the trace)
+};
+
+struct SimOutput {
+  Result result;
+  Timeline timeline;  ///< empty unless SimOptions::record_timeline
+};
+
+/// Answers the scenario at fidelity "simulation". The scenario must have passed validate_layout.
+[[nodiscard]] SimOutput simulate_step(const Scenario& scenario, const SimOptions& options = {});
+
+}  // namespace moesim::sim
