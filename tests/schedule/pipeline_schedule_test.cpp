@@ -1,0 +1,85 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "schedule/pipeline_schedule.hpp"
+
+using namespace moesim;
+using schedule::PipelinePass;
+
+namespace {
+PipelinePass F(int mb, int chunk = 0) { return {mb, chunk, false}; }
+PipelinePass B(int mb, int chunk = 0) { return {mb, chunk, true}; }
+}  // namespace
+
+TEST_CASE("1F1B: warm-up of pp − rank − 1 forwards, then one forward one backward, then the cool-down") {
+  // Megatron forward_backward_pipelining_without_interleaving, pp = 4, 6 micro-batches.
+  const auto first = schedule::pipeline_order(0, 4, 1, 6);
+  const std::vector<PipelinePass> expected_first = {F(0), F(1), F(2), F(3), B(0), F(4), B(1), F(5), B(2),
+                                                    B(3), B(4), B(5)};
+  CHECK(first == expected_first);
+  const auto last = schedule::pipeline_order(3, 4, 1, 6);
+  const std::vector<PipelinePass> expected_last = {F(0), B(0), F(1), B(1), F(2), B(2),
+                                                   F(3), B(3), F(4), B(4), F(5), B(5)};
+  CHECK(last == expected_last);
+  // Fewer micro-batches than stages: all forwards, then all backwards.
+  const auto few = schedule::pipeline_order(0, 4, 1, 2);
+  const std::vector<PipelinePass> expected_few = {F(0), F(1), B(0), B(1)};
+  CHECK(few == expected_few);
+}
+
+TEST_CASE("interleaved 1F1B: groups of pp micro-batches per chunk, Megatron's warm-up count") {
+  // pp = 2, vpp = 2, 4 micro-batches. Schedule table (forward): (0,c0) (1,c0) (0,c1) (1,c1) (2,c0)
+  // (3,c0) (2,c1) (3,c1); backward uses the same table with chunks reversed. Rank 0 warms up with
+  // (pp − 0 − 1)·2 + (vpp − 1)·pp = 4 forwards.
+  const auto r0 = schedule::pipeline_order(0, 2, 2, 4);
+  const std::vector<PipelinePass> expected = {F(0, 0), F(1, 0), F(0, 1), F(1, 1), F(2, 0), B(0, 1), F(3, 0), B(1, 1),
+                                              F(2, 1), B(0, 0), F(3, 1), B(1, 0), B(2, 1), B(3, 1), B(2, 0), B(3, 0)};
+  CHECK(r0 == expected);
+  // Rank 1 warms up with 2 forwards.
+  const auto r1 = schedule::pipeline_order(1, 2, 2, 4);
+  CHECK(r1[0] == F(0, 0));
+  CHECK(r1[1] == F(1, 0));
+  CHECK(r1[2] == F(0, 1));
+  CHECK(r1[3] == B(0, 1));
+}
+
+TEST_CASE("every pass of every rank appears exactly once, backward after its forward") {
+  for (std::int64_t pp : {1, 2, 4, 8}) {
+    for (std::int64_t vpp : {1, 2, 3}) {
+      if (pp == 1 && vpp > 1) continue;
+      for (std::int64_t m : {1, 3, 8, 13}) {
+        for (std::int64_t rank = 0; rank < pp; ++rank) {
+          CAPTURE(pp);
+          CAPTURE(vpp);
+          CAPTURE(m);
+          CAPTURE(rank);
+          const auto order = schedule::pipeline_order(rank, pp, vpp, m);
+          REQUIRE(order.size() == static_cast<std::size_t>(2 * m * vpp));
+          std::set<std::tuple<int, int, bool>> seen;
+          for (const auto& p : order) {
+            CHECK(seen.insert({p.microbatch, p.chunk, p.backward}).second);
+            if (p.backward) CHECK(seen.count({p.microbatch, p.chunk, false}) == 1);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("the source of a pass: previous stage forward, next stage backward, wrapping between chunks") {
+  const auto f = schedule::pass_source(F(3, 1), 0, 4, 2);  // rank 0, chunk 1 ← rank 3, chunk 0
+  CHECK(f.exists);
+  CHECK(f.rank == 3);
+  CHECK(f.pass == F(3, 0));
+  CHECK_FALSE(schedule::pass_source(F(0, 0), 0, 4, 2).exists);
+  const auto b = schedule::pass_source(B(2, 0), 3, 4, 2);  // last rank, chunk 0 ← rank 0, chunk 1
+  CHECK(b.exists);
+  CHECK(b.rank == 0);
+  CHECK(b.pass == B(2, 1));
+  CHECK_FALSE(schedule::pass_source(B(2, 1), 3, 4, 2).exists);  // the loss starts it
+  const auto mid = schedule::pass_source(B(1, 0), 1, 4, 1);
+  CHECK(mid.rank == 2);
+}
