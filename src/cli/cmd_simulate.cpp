@@ -10,6 +10,7 @@
 #include "estimate/step_estimator.hpp"
 #include "sim/step_simulator.hpp"
 #include "report/result_json.hpp"
+#include "report/trace_json.hpp"
 
 namespace moesim::cli {
 
@@ -27,6 +28,8 @@ void register_simulate(CLI::App& app, Commands& commands) {
   sub->add_option("--fidelity", opt->fidelity,
                   "simulation (event simulation of the step, the default) or estimate (closed form, for sweeps)")
       ->check(CLI::IsMember({"estimate", "simulation"}));
+  sub->add_option("--trace", opt->trace_out,
+                  "write the op-level timeline of the simulated ranks as a Chrome/Perfetto trace (docs/trace.md)");
   sub->add_flag("-q,--quiet", opt->quiet, "do not print the summary table");
   sub->callback([opt, &commands] {
     commands.set([opt] {
@@ -37,7 +40,15 @@ void register_simulate(CLI::App& app, Commands& commands) {
         so.record_timeline = !opt->trace_out.empty();
         sim::SimOutput out = sim::simulate_step(s, so);
         r = std::move(out.result);
+        if (!opt->trace_out.empty()) {
+          report::TraceOptions to;
+          to.other_data = {{"scenario", s.name}, {"seed", std::to_string(s.seed)}};
+          report::write_chrome_trace(out.timeline, opt->trace_out, to);
+        }
       } else {
+        if (!opt->trace_out.empty()) {
+          throw InputError("--trace", opt->trace_out, "a trace needs the event simulation", "--fidelity simulation");
+        }
         r = estimate::estimate_step(s);
       }
       if (!opt->json_out.empty()) write_file_atomically(opt->json_out, report::result_to_json_text(r));

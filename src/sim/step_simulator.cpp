@@ -487,12 +487,18 @@ SimOutput StepSimulation::finish() {
   SimOutput out;
   Result& r = out.result;
   r = estimate::start_result(s_, "simulation");
+  // The step ends with the last rank; the breakdown is read on the bottleneck rank, the busiest
+  // one (kernels plus blocking communication): its idle time is the bubble the pipeline imposes,
+  // whereas the last rank to finish is usually stage 0, idle while it waits for the bottleneck.
+  SimTime step_end = 0;
   std::size_t critical = 0;
+  auto busy = [](const RankState& rs) { return rs.compute_s + rs.optimizer_s + rs.waits.comm(); };
   for (std::size_t i = 0; i < ranks_.size(); ++i) {
-    if (ranks_[i].end > ranks_[critical].end) critical = i;
+    step_end = std::max(step_end, ranks_[i].end);
+    if (busy(ranks_[i]) > busy(ranks_[critical]) + 1e-12) critical = i;
   }
   const RankState& c = ranks_[critical];
-  r.step_time_s = seconds_of(c.end);
+  r.step_time_s = seconds_of(step_end);
   Breakdown& b = r.breakdown;
   b.compute = c.compute_s;
   b.tp_comm = c.waits.tp;

@@ -1,0 +1,73 @@
+// Step-simulation speed (issue 4, must-show 4): DeepSeek-V3 on 1,024 H100 (TP2 PP8 VPP4 EP64,
+// global batch 8192, seq 4096, balanced routing) simulated op by op on one core.
+// Targets: <= 2 s wall and <= 2 GiB peak RSS. Also reports events/s and the same run with the
+// op-level timeline recorded (what `simulate --trace` pays).
+// Usage: build/bench/bench_step_sim [repeats=3]   (results go to docs/performance.md)
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "config/hw_loader.hpp"
+#include "config/model_loader.hpp"
+#include "sim/step_simulator.hpp"
+
+using namespace moesim;
+
+namespace {
+/// Peak resident set (VmHWM) in MiB, from /proc/self/status; 0 where that file does not exist.
+double peak_rss_mib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
+  }
+  return 0;
+}
+
+Scenario deepseek_v3_1024() {
+  Scenario s;
+  s.name = "deepseek-v3 on 1024 H100";
+  s.model = config::load_model_preset("deepseek-v3");
+  s.system = config::load_system_preset("hgx-h100", 1024);
+  s.training = {4096, 1, 8192};
+  s.parallel.tp = 2;
+  s.parallel.pp = 8;
+  s.parallel.vpp = 4;
+  s.parallel.ep = 64;
+  s.parallel.etp = 1;
+  s.parallel.dp = 1024 / (2 * 8);
+  s.parallel.sequence_parallel = true;
+  validate_layout(s);
+  return s;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int repeats = argc > 1 ? std::atoi(argv[1]) : 3;
+  const Scenario s = deepseek_v3_1024();
+  using clock = std::chrono::steady_clock;
+  std::printf("bench_step_sim: DeepSeek-V3 on 1024 H100 (TP2 PP8 VPP4 EP64, gbs 8192, seq 4096, balanced)\n");
+  for (bool trace : {false, true}) {
+    double best = 1e30, total = 0;
+    sim::SimOutput out;
+    for (int i = 0; i < repeats; ++i) {
+      sim::SimOptions o;
+      o.record_timeline = trace;
+      const auto start = clock::now();
+      out = sim::simulate_step(s, o);
+      const double wall = std::chrono::duration<double>(clock::now() - start).count();
+      best = std::min(best, wall);
+      total += wall;
+    }
+    const auto& info = out.result.simulation;
+    std::printf("  %-16s wall %.3f s mean of %d (best %.3f) · %lld events (%.2f M events/s) · %lld flows · "
+                "%zu timeline events · step %.4f s · peak RSS %.0f MiB\n",
+                trace ? "with timeline" : "no timeline", total / repeats, repeats, best,
+                static_cast<long long>(info.events), static_cast<double>(info.events) / best / 1e6,
+                static_cast<long long>(info.flows), out.timeline.events.size(), out.result.step_time_s,
+                peak_rss_mib());
+  }
+  return 0;
+}
