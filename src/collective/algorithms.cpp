@@ -26,11 +26,9 @@ double ll_max_bandwidth(const hw::SystemSpec& s) {
   return 282e9;
 }
 using nccl::kNvlsAlgbwShare;
-// Double binary tree: tuning.cc scales tree bandwidth by 0.92 (LL128/Simple caps) and the tree
-// pattern by 0.85.
-constexpr double kTreeShare = 0.85;
+using nccl::kTreeShare;
 using nccl::kCallOverhead;
-using nccl::kPipelineBytes;
+using nccl::pipeline_fill_bytes;
 
 int proto_index(Protocol p) { return static_cast<int>(p); }
 
@@ -106,49 +104,76 @@ CollectiveCost finish(Op op, Bytes bytes, std::int64_t n, double seconds, Algori
   return c;
 }
 
-CollectiveCost ring_cost(const hw::SystemSpec& s, Op op, Bytes bytes, const GroupPlacement& g, Algorithm algo) {
-  const std::int64_t n = g.size;
+// Protocol share of a tier's bus bandwidth `bus` (tuning.cc: LL carries 4 of 8 bytes and is capped at
+// llMaxBw, LL128 120 of 128).
+double protocol_share(const hw::SystemSpec& s, Protocol p, double bus) {
+  if (p == Protocol::kLL) return std::min(ll_max_bandwidth(s), kLLShare * bus) / bus;
+  if (p == Protocol::kLL128) return kLL128Share;
+  return 1.0;
+}
+
+double nvlink_bus(const hw::SystemSpec& s) { return (s.gpu.nvlink_bandwidth * s.nvlink_efficiency).value(); }
+double network_bus(const hw::SystemSpec& s) { return (s.network_bandwidth_per_gpu() * s.network_efficiency).value(); }
+
+ProtocolTerms ring_terms(const hw::SystemSpec& s, Op op, Bytes bytes, const GroupPlacement& g, Protocol p) {
+  const int i = proto_index(p);
   const double passes = op == Op::kAllReduce ? 2.0 : 1.0;
   const double inter_steps = passes * static_cast<double>(g.domains() - 1);
-  const double intra_steps = passes * static_cast<double>(n - 1) - inter_steps;
-  const double simple_bus = ring_bus_bandwidth(s, g).value();
-  const double factor = busbw_factor(op, n);
+  const double intra_steps = passes * static_cast<double>(g.size - 1) - inter_steps;
+  const double intra_lat = p == Protocol::kSimple ? s.nvlink_latency.value() : kNvlinkStepRing[i] * 1e-6;
+  const double inter_lat = p == Protocol::kSimple ? s.network_latency.value() : kNetStepRing[i] * 1e-6;
+  ProtocolTerms t;
+  t.latency_s = kCallOverhead + kBaseLatencyRing[i] * 1e-6 + intra_steps * intra_lat + inter_steps * inter_lat;
   // LL pipelines at 8-byte-line granularity (no chunk fill); LL128 and Simple move chunks.
-  const double chunk_fill = std::min(bytes.value(), kPipelineBytes * static_cast<double>(n));
+  t.fill_bytes = p == Protocol::kLL ? 0.0 : pipeline_fill_bytes(bytes.value(), static_cast<double>(g.size));
+  // The ring runs at the bus bandwidth of the placement, one protocol share of it on every tier.
+  t.nvlink_share = t.network_share = protocol_share(s, p, ring_bus_bandwidth(s, g).value());
+  return t;
+}
+
+ProtocolTerms tree_terms(const hw::SystemSpec& s, Bytes bytes, const GroupPlacement& g, Protocol p) {
+  const int i = proto_index(p);
+  const double k = static_cast<double>(g.per_domain);
+  const double depth = std::ceil(std::log2(static_cast<double>(std::max<std::int64_t>(g.domains(), 2))));
+  ProtocolTerms t;
+  t.latency_s = kCallOverhead + kBaseLatencyTree[i] * 1e-6 +
+                2.0 * ((k - 1.0) * kNvlinkStepTree[i] + depth * kNetStepTree[i]) * 1e-6;
+  t.fill_bytes = p == Protocol::kLL ? 0.0 : pipeline_fill_bytes(bytes.value(), static_cast<double>(g.size));
+  t.nvlink_share = kTreeShare * protocol_share(s, p, kTreeShare * nvlink_bus(s));
+  t.network_share = kTreeShare * protocol_share(s, p, kTreeShare * network_bus(s));
+  return t;
+}
+
+CollectiveCost ring_cost(const hw::SystemSpec& s, Op op, Bytes bytes, const GroupPlacement& g, Algorithm algo) {
+  const double simple_bus = ring_bus_bandwidth(s, g).value();
+  const double factor = busbw_factor(op, g.size);
   CollectiveCost best;
   best.time = Seconds(INFINITY);
   for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
-    const int i = proto_index(p);
-    const double fill_bytes = p == Protocol::kLL ? 0.0 : chunk_fill;
-    double bus = simple_bus;
-    if (p == Protocol::kLL) bus = std::min(ll_max_bandwidth(s), kLLShare * simple_bus);
-    if (p == Protocol::kLL128) bus = kLL128Share * simple_bus;
-    const double intra_lat = p == Protocol::kSimple ? s.nvlink_latency.value() : kNvlinkStepRing[i] * 1e-6;
-    const double inter_lat = p == Protocol::kSimple ? s.network_latency.value() : kNetStepRing[i] * 1e-6;
-    const double latency = kCallOverhead + kBaseLatencyRing[i] * 1e-6 + intra_steps * intra_lat + inter_steps * inter_lat;
-    const double t = latency + factor * (bytes.value() + fill_bytes) / bus;
-    if (t < best.time.value()) best = finish(op, bytes, n, t, algo, p);
+    const ProtocolTerms terms = ring_terms(s, op, bytes, g, p);
+    const double t = terms.latency_s + factor * (bytes.value() + terms.fill_bytes) / (terms.nvlink_share * simple_bus);
+    if (t < best.time.value()) best = finish(op, bytes, g.size, t, algo, p);
   }
   return best;
 }
 
 CollectiveCost tree_cost(const hw::SystemSpec& s, Bytes bytes, const GroupPlacement& g) {
-  // Double binary tree over domains, a chain inside each: every byte goes up and down once, so the
-  // all-reduce moves 2·size per GPU at the tree's bus bandwidth (tuning.cc: algbw = busbw / 2).
-  const double depth = std::ceil(std::log2(static_cast<double>(std::max<std::int64_t>(g.domains(), 2))));
-  const double bus = kTreeShare * ring_bus_bandwidth(s, g).value();
-  const double chunk_fill = std::min(bytes.value(), kPipelineBytes * static_cast<double>(g.size));
+  // NCCL's tree: a chain inside each domain, a double binary tree across domains, one channel per
+  // member of a domain (channel c's chain starts at member c, whose NIC carries the channel). Every
+  // byte is reduced up and broadcast down, pipelined, so the busier of the two tiers sets the time:
+  // NVLink: each GPU sends 2(k − 1)/k of the data (twice per chain position but the head's and
+  // tail's); network: the busiest NIC carries max_degree/2 × data/k per direction.
+  const double k = static_cast<double>(g.per_domain);
+  const double nvlink_load = 2.0 * (k - 1.0) / k;
+  const double nic_load = static_cast<double>(double_binary_tree_max_degree(g.domains())) / 2.0 / k;
   CollectiveCost best;
   best.time = Seconds(INFINITY);
   for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
-    const int i = proto_index(p);
-    const double fill_bytes = p == Protocol::kLL ? 0.0 : chunk_fill;
-    double b = bus;
-    if (p == Protocol::kLL) b = std::min(ll_max_bandwidth(s), kLLShare * bus);
-    if (p == Protocol::kLL128) b = kLL128Share * bus;
-    const double latency = kCallOverhead + kBaseLatencyTree[i] * 1e-6 +
-                           2.0 * (static_cast<double>(g.per_domain - 1) * kNvlinkStepTree[i] + depth * kNetStepTree[i]) * 1e-6;
-    const double t = latency + 2.0 * (bytes.value() + fill_bytes) / b;
+    const ProtocolTerms terms = tree_terms(s, bytes, g, p);
+    const double moved = bytes.value() + terms.fill_bytes;
+    const double nvlink_s = nvlink_load * moved / (terms.nvlink_share * nvlink_bus(s));
+    const double net_s = nic_load * moved / (terms.network_share * network_bus(s));
+    const double t = terms.latency_s + std::max(nvlink_s, net_s);
     if (t < best.time.value()) best = finish(Op::kAllReduce, bytes, g.size, t, Algorithm::kTree, p);
   }
   return best;
@@ -162,27 +187,32 @@ CollectiveCost nvls_cost(const hw::SystemSpec& s, Op op, Bytes bytes, const Grou
   const double share = op == Op::kAllReduce ? 1.0 : static_cast<double>(g.size - 1) / static_cast<double>(g.size);
   const double algbw = kNvlsAlgbwShare * line;
   // Two hops (GPU → switch → GPU) fill the NVLS pipeline, against n for a ring.
-  const double fill_bytes = std::min(bytes.value(), 2.0 * kPipelineBytes);
+  const double fill_bytes = pipeline_fill_bytes(bytes.value(), 2.0);
   const double t = kCallOverhead + nccl::kNvlsLatency + share * (bytes.value() + fill_bytes) / algbw;
   return finish(op, bytes, g.size, t, Algorithm::kNvls, Protocol::kSimple);
 }
 
+// Network messages the busiest proxy posts: direct, with PXN, the proxy of rail r posts every local
+// GPU's message to rail r of each other domain (n − k); hierarchical aggregates them, one per other
+// domain (N − 1).
+double alltoall_posts(const GroupPlacement& g, Algorithm algo) {
+  if (!g.crosses_domains()) return 0.0;
+  if (algo == Algorithm::kHierarchical) return static_cast<double>(g.domains() - 1);
+  return static_cast<double>(g.size - g.per_domain);
+}
+
 CollectiveCost alltoall_cost(const hw::SystemSpec& s, Bytes bytes, const GroupPlacement& g, Algorithm algo) {
-  const double t = collective_time(s, Op::kAllToAll, bytes, g).value();
-  if (algo == Algorithm::kDirect) return finish(Op::kAllToAll, bytes, g.size, t, algo, Protocol::kSimple);
-  // Hierarchical: gather the bytes bound for each remote rail over NVLink, exchange rail-aligned
-  // over the network, scatter over NVLink: the network part is unchanged, two NVLink phases are
-  // added in sequence (no overlap), but the message count per NIC drops by per_domain.
-  const double n = static_cast<double>(g.size);
-  const double remote_share = (n - static_cast<double>(g.per_domain)) / n;
-  const double nvlink = s.gpu.nvlink_bandwidth.value() * s.nvlink_efficiency;
-  const double net = s.network_bandwidth_per_gpu().value() * s.network_efficiency;
-  const double intra_phase = bytes.value() * remote_share / nvlink;
-  const double inter_phase = bytes.value() * remote_share / net;
-  const double local = bytes.value() * (static_cast<double>(g.per_domain) - 1.0) / n / nvlink;
-  const double th = 3.0 * s.nvlink_latency.value() + s.network_latency.value() + 2.0 * intra_phase +
-                    std::max(inter_phase, local);
-  return finish(Op::kAllToAll, bytes, g.size, th, algo, Protocol::kSimple);
+  const double posts_s = alltoall_posts(g, algo) * nccl::kNetPostOverhead;
+  if (algo == Algorithm::kDirect) {
+    const double t = collective_time(s, Op::kAllToAll, bytes, g).value() + posts_s;
+    return finish(Op::kAllToAll, bytes, g.size, t, algo, Protocol::kSimple);
+  }
+  const AllToAllPhases ph = hierarchical_alltoall_phases(g);
+  const double nvlink = nvlink_bus(s);
+  const double net = network_bus(s);
+  const double t = s.nvlink_latency.value() + ph.nvlink_share * bytes.value() / nvlink + s.network_latency.value() +
+                   posts_s + ph.network_share * bytes.value() / net;
+  return finish(Op::kAllToAll, bytes, g.size, t, algo, Protocol::kSimple);
 }
 
 }  // namespace
@@ -202,6 +232,42 @@ CollectiveCost algorithm_cost(const hw::SystemSpec& system, Op op, Bytes bytes, 
       return alltoall_cost(system, bytes, g, algorithm);
   }
   return {};
+}
+
+ProtocolTerms protocol_terms(const hw::SystemSpec& system, Op op, Bytes bytes, const GroupPlacement& g,
+                             Algorithm algorithm, Protocol protocol) {
+  if (algorithm == Algorithm::kTree) return tree_terms(system, bytes, g, protocol);
+  return ring_terms(system, op, bytes, g, protocol);
+}
+
+std::vector<std::int64_t> binary_tree_parents(std::int64_t nodes, bool mirrored) {
+  std::vector<std::int64_t> parent(static_cast<std::size_t>(std::max<std::int64_t>(nodes, 0)), -1);
+  auto node_at = [&](std::int64_t pos) { return mirrored ? nodes - 1 - pos : pos; };
+  for (std::int64_t pos = 1; pos < nodes; ++pos) parent[static_cast<std::size_t>(node_at(pos))] = node_at((pos - 1) / 2);
+  return parent;
+}
+
+std::int64_t double_binary_tree_max_degree(std::int64_t nodes) {
+  std::vector<std::int64_t> degree(static_cast<std::size_t>(std::max<std::int64_t>(nodes, 0)), 0);
+  for (bool mirrored : {false, true}) {
+    const auto parent = binary_tree_parents(nodes, mirrored);
+    for (std::size_t v = 0; v < parent.size(); ++v) {
+      if (parent[v] < 0) continue;
+      ++degree[v];
+      ++degree[static_cast<std::size_t>(parent[v])];
+    }
+  }
+  return degree.empty() ? 0 : *std::max_element(degree.begin(), degree.end());
+}
+
+AllToAllPhases hierarchical_alltoall_phases(const GroupPlacement& g) {
+  // Phase 1 (NVLink): every GPU hands each other member of its domain the blocks bound for that
+  // member's rail in every domain, its own domain included: (k − 1) of k members × N domains ×
+  // size/n = size·(k − 1)/k. Phase 2 (network): each GPU sends its rail's aggregated blocks, k per
+  // other domain: size·(N − 1)/N. The data lands on the destination's rail, so nothing is left to scatter.
+  const double k = static_cast<double>(g.per_domain);
+  const double domains = static_cast<double>(g.domains());
+  return {(k - 1.0) / k, (domains - 1.0) / domains};
 }
 
 CollectiveCost best_collective(const hw::SystemSpec& system, Op op, Bytes bytes, const GroupPlacement& g,

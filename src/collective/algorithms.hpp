@@ -36,6 +36,39 @@ struct CollectiveCost {
 [[nodiscard]] CollectiveCost algorithm_cost(const hw::SystemSpec& system, Op op, Bytes bytes, const GroupPlacement& g,
                                             Algorithm algorithm);
 
+/// One algorithm under one protocol, in the terms both fidelities use: the latency before the first
+/// byte, the extra bytes of the pipeline fill, and the share of each tier's bus bandwidth (line rate ×
+/// measured efficiency) the protocol moves data at — flows scale their bytes by its inverse, so an
+/// idle fabric reproduces the closed form. Ring and tree (all-reduce, all-gather, reduce-scatter).
+struct ProtocolTerms {
+  double latency_s = 0;
+  double fill_bytes = 0;
+  double nvlink_share = 1;   ///< of NVLink's bus bandwidth
+  double network_share = 1;  ///< of a NIC's bus bandwidth
+};
+[[nodiscard]] ProtocolTerms protocol_terms(const hw::SystemSpec& system, Op op, Bytes bytes, const GroupPlacement& g,
+                                           Algorithm algorithm, Protocol protocol);
+
+/// Double binary tree over `nodes` NVLink domains (NCCL's inter-node tree): a heap-ordered binary
+/// tree (parent of position p is (p − 1) / 2), and its mirror (node v at position nodes − 1 − v), so
+/// that a node inner in one tree is a leaf in the other. Returns each node's parent, −1 at the root.
+[[nodiscard]] std::vector<std::int64_t> binary_tree_parents(std::int64_t nodes, bool mirrored);
+
+/// Largest number of tree edges (both trees together) at one node: each edge moves a tree's half of
+/// the data once each way, so the busiest NIC carries max_degree / 2 × the channel's data per
+/// direction (2 for 3+ nodes, 1 for 2 nodes).
+[[nodiscard]] std::int64_t double_binary_tree_max_degree(std::int64_t nodes);
+
+/// Hierarchical (rail-aligned) all-to-all in two phases, each a share of the nccl-tests size that
+/// every GPU sends: NVLink first (blocks move to the member of the source domain on the destination's
+/// rail, local blocks to their destination), then the network (each GPU sends what it gathered to
+/// the GPU of its rail in every other domain). Both phases are balanced: every GPU sends the share.
+struct AllToAllPhases {
+  double nvlink_share = 0;   ///< (k − 1)/k for k members per domain
+  double network_share = 0;  ///< (N − 1)/N for N domains
+};
+[[nodiscard]] AllToAllPhases hierarchical_alltoall_phases(const GroupPlacement& g);
+
 /// The fastest applicable algorithm (or the one asked for), as NCCL's tuner would pick.
 [[nodiscard]] CollectiveCost best_collective(const hw::SystemSpec& system, Op op, Bytes bytes, const GroupPlacement& g,
                                              std::optional<Algorithm> only = std::nullopt);

@@ -35,8 +35,9 @@ struct CollectiveOutcome {
 [[nodiscard]] std::vector<engine::LinkCapacity> effective_capacities(const hw::Topology& topo, const hw::SystemSpec& system);
 
 /// Runs the collectives together on one fabric (each from its own start time) and returns their
-/// times. Throws InputError for an algorithm that has no flow decomposition (tree) or a rank outside
-/// the topology.
+/// times. Ring and tree follow the protocol the closed form picks for the size; a hierarchical
+/// all-to-all runs as two phases (NVLink, then network). Throws InputError for an algorithm that
+/// does not apply to the op, a malformed matrix or a rank outside the topology.
 [[nodiscard]] std::vector<CollectiveOutcome> simulate_collectives(const hw::Topology& topo, const hw::SystemSpec& system,
                                                                   const std::vector<CollectiveRequest>& requests,
                                                                   engine::FlowNetworkOptions options = {});

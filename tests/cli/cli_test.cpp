@@ -68,7 +68,8 @@ TEST_CASE("simulate writes every required result field, byte-identical on a re-r
       CHECK_MESSAGE(j.at("breakdown").contains(k), k);
     }
     CHECK(j.at("step_time_s").get<double>() > 0);
-    CHECK(j.at("fidelity") == "estimate");
+    CHECK(j.at("fidelity") == "simulation");  // the default fidelity
+    CHECK(j.at("simulation").at("ranks_simulated").get<int>() >= 1);
   }
 }
 
@@ -93,8 +94,8 @@ TEST_CASE("every invalid input exits 2 with its one-line message") {
   auto r = test::run_command(bin() + " simulate no/such/file.json", root());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("no/such/file.json: at /: file not found, and not a built-in scenario; allowed: ") != std::string::npos);
-  r = test::run_command(bin() + " simulate mixtral-8x7b-h100-64 --fidelity simulation", root());
-  CHECK(r.exit_code == 2);
+  r = test::run_command(bin() + " simulate mixtral-8x7b-h100-64 --fidelity exact", root());
+  CHECK(r.exit_code == 2);  // not one of simulation, estimate
 }
 
 TEST_CASE("catalogue commands list the presets") {

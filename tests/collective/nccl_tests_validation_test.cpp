@@ -1,7 +1,7 @@
 // Closed-form collectives against the published nccl-tests all_reduce sweeps on 8 A100 (ND A100 v4)
 // and 8 H100 (ND H100 v5) in tests/validation/published.json, printed as a table. The network issue
-// asks for 15 % per point at >= 1 MiB and 2x below; today 27 of 28 large points are within 15 % and
-// A100 at 16 MiB is at 15.9 %, so this guard holds the achieved 16 % until the ramp model improves.
+// asks for 15 % per point at >= 1 MiB and 2x below; every point holds it (worst: H100 at 32 MiB,
+// +12.5 %; A100 worst +8.7 % at 128 MiB).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -40,7 +40,7 @@ TEST_CASE("all_reduce busbw vs the published nccl-tests sweeps (8 GPUs)") {
                 100 * err);
     CAPTURE(rec.at("id").get<std::string>());
     if (bytes >= 1024.0 * 1024.0) {
-      CHECK(std::abs(err) <= 0.16);
+      CHECK(std::abs(err) <= 0.15);
       worst_large = std::max(worst_large, std::abs(err));
     } else {
       CHECK(c.busbw_GBps <= 2.0 * published);
