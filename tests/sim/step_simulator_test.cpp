@@ -39,6 +39,10 @@ double seconds(const std::vector<estimate::LayerOp>& ops) {
   return std::accumulate(ops.begin(), ops.end(), 0.0, [](double a, const estimate::LayerOp& o) { return a + o.seconds; });
 }
 
+/// Relative comparison: doctest's Approx adds an absolute allowance of epsilon·1 by default, which
+/// would let any two sub-second times match.
+doctest::Approx rel(double expected, double epsilon) { return doctest::Approx(expected).epsilon(epsilon).scale(0); }
+
 double breakdown_sum(const Result& r) {
   const auto& b = r.breakdown;
   return b.compute + b.exposed_comm + b.bubble + b.optimizer;
@@ -51,9 +55,9 @@ TEST_CASE("without pipeline, overlap or contention the simulation agrees with th
     const Result est = estimate::estimate_step(s);
     const Result sim = sim::simulate_step(s).result;
     CHECK(sim.fidelity == "simulation");
-    CHECK(sim.step_time_s == doctest::Approx(est.step_time_s).epsilon(0.03));
-    CHECK(sim.breakdown.compute == doctest::Approx(est.breakdown.compute).epsilon(0.03));
-    CHECK(sim.breakdown.tp_comm == doctest::Approx(est.breakdown.tp_comm).epsilon(0.03));
+    CHECK(sim.step_time_s == rel(est.step_time_s, 0.03));
+    CHECK(sim.breakdown.compute == rel(est.breakdown.compute, 0.03));
+    CHECK(sim.breakdown.tp_comm == rel(est.breakdown.tp_comm, 0.03));
   }
   SUBCASE("MoE, EP8 with the gradient reduction and parameter gather not overlapped") {
     Scenario s = make("mixtral-8x7b", "hgx-h100", 8, 1, 1, 8, 16);
@@ -61,9 +65,11 @@ TEST_CASE("without pipeline, overlap or contention the simulation agrees with th
     s.optimizer.overlap_param_gather = false;
     const Result est = estimate::estimate_step(s);
     const Result sim = sim::simulate_step(s).result;
-    CHECK(sim.step_time_s == doctest::Approx(est.step_time_s).epsilon(0.03));
-    CHECK(sim.breakdown.ep_comm == doctest::Approx(est.breakdown.ep_comm).epsilon(0.03));
-    CHECK(sim.breakdown.dp_comm == doctest::Approx(est.breakdown.dp_comm).epsilon(0.03));
+    CHECK(sim.step_time_s == rel(est.step_time_s, 0.03));
+    CHECK(sim.breakdown.ep_comm == rel(est.breakdown.ep_comm, 0.03));
+    // The simulation reduces bucket by bucket (Megatron's DDP buckets, each paying the ring latency);
+    // the closed form prices one collective over all gradients, so it is ~8 % lower here.
+    CHECK(sim.breakdown.dp_comm == rel(est.breakdown.dp_comm, 0.10));
     MESSAGE("estimate " << est.step_time_s << " s, simulation " << sim.step_time_s << " s");
   }
 }
@@ -91,16 +97,16 @@ TEST_CASE("two-stage 1F1B pipeline: the step time and the bubble by hand") {
   const double expected = f0 + t + m * (f1 + b1 + t) + b0 + opt0;
 
   const Result r = sim::simulate_step(s).result;
-  CHECK(r.step_time_s == doctest::Approx(expected).epsilon(1e-9));
+  CHECK(r.step_time_s == rel(expected, 1e-9));
   // The breakdown is read on the bottleneck, stage 1: it computes m·(f1 + b1), sends m gradients
   // and waits for the first activation (f0 of bubble, then its transfer t). Its bubble is the
   // classic (pp − 1)·(f + b) of the other stage, plus the difference of the optimizer steps.
   const double opt1 = estimate::optimizer_step_seconds(s, costs.kernels(), schedule::rank_params(s, stages)[1]);
   CHECK(r.breakdown.critical_stage == 1);
-  CHECK(r.breakdown.compute == doctest::Approx(m * (f1 + b1)).epsilon(1e-9));
-  CHECK(r.breakdown.pp_comm == doctest::Approx((m + 1) * t).epsilon(1e-6));
+  CHECK(r.breakdown.compute == rel(m * (f1 + b1), 1e-9));
+  CHECK(r.breakdown.pp_comm == rel((m + 1) * t, 1e-6));
   const double bubble = f0 + b0 + opt0 - opt1;
-  CHECK(r.breakdown.bubble == doctest::Approx(bubble).epsilon(1e-6));
+  CHECK(r.breakdown.bubble == rel(bubble, 1e-6));
   MESSAGE("f0 " << f0 << " b0 " << b0 << " f1 " << f1 << " b1 " << b1 << " t " << t << " → step " << expected
                 << " s, bubble " << bubble << " s");
 }
@@ -112,7 +118,7 @@ TEST_CASE("the breakdown adds up, the output is deterministic, every rank is acc
     const Result a = sim::simulate_step(s).result;
     const Result b = sim::simulate_step(s).result;
     CHECK(report::result_to_json_text(a) == report::result_to_json_text(b));
-    CHECK(breakdown_sum(a) == doctest::Approx(a.step_time_s).epsilon(1e-9));
+    CHECK(breakdown_sum(a) == rel(a.step_time_s, 1e-9));
     CHECK(a.simulation.present);
     CHECK(a.simulation.ranks_simulated == s.parallel.pp);
     CHECK(a.simulation.ranks.size() == static_cast<std::size_t>(s.parallel.pp));
@@ -120,7 +126,7 @@ TEST_CASE("the breakdown adds up, the output is deterministic, every rank is acc
     // Estimate and simulation answer the same question: within 10 % on the built-ins (the simulation
     // sees contention and exact pipeline timing the closed form approximates).
     const Result e = estimate::estimate_step(s);
-    CHECK(a.step_time_s == doctest::Approx(e.step_time_s).epsilon(0.10));
+    CHECK(a.step_time_s == rel(e.step_time_s, 0.10));
   }
 }
 
