@@ -46,15 +46,19 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages,
     r.warnings.push_back(fmt::format("{} layers do not split evenly over pp·vpp = {} chunks; layers per stage: {}",
                                      s.model.num_layers, p.pp * p.vpp, fmt::join(r.layout.layers_per_stage, ", ")));
   }
-  if (s.model.is_moe() && s.moe.routing.distribution != RoutingDistribution::kBalanced) {
+  // The closed form prices balanced expert loads; the simulation draws the routing and runs each
+  // EP rank with its own load.
+  const bool estimate = r.fidelity == "estimate";
+  if (estimate && s.model.is_moe() && s.moe.routing.distribution != RoutingDistribution::kBalanced) {
     r.warnings.push_back(fmt::format(
-        "routing distribution '{}': fidelity {} assumes balanced expert loads (moe_imbalance 1.0); "
-        "skewed loads are modelled by the MoE routing work (issue 5)",
-        to_string(s.moe.routing.distribution), r.fidelity));
+        "routing distribution '{}': fidelity estimate assumes balanced expert loads (moe_imbalance 1.0); "
+        "fidelity simulation draws them",
+        to_string(s.moe.routing.distribution)));
   }
-  if (s.model.is_moe() && s.moe.capacity_factor && *s.moe.capacity_factor < 1.0) {
-    r.warnings.push_back(fmt::format("capacity_factor {} < 1 drops tokens; fidelity {} does not remove them yet",
-                                     *s.moe.capacity_factor, r.fidelity));
+  if (estimate && s.model.is_moe() && s.moe.capacity_factor && *s.moe.capacity_factor < 1.0) {
+    r.warnings.push_back(fmt::format(
+        "capacity_factor {} < 1 drops tokens; fidelity estimate does not remove them (fidelity simulation does)",
+        *s.moe.capacity_factor));
   }
   if (!s.profile.empty()) {
     r.warnings.push_back("system.profile '" + s.profile +

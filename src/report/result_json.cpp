@@ -108,6 +108,7 @@ Json simulation_to_json(const SimulationInfo& si) {
   for (const RankActivity& a : si.ranks) {
     ranks.push_back(Json{{"rank", a.rank},
                          {"stage", a.stage},
+                         {"ep_rank", a.ep_rank},
                          {"end_s", finite(a.end_s, "simulation.ranks.end_s")},
                          {"compute_s", finite(a.compute_s, "simulation.ranks.compute_s")},
                          {"comm_wait_s", finite(a.comm_wait_s, "simulation.ranks.comm_wait_s")},
@@ -221,6 +222,12 @@ nlohmann::json result_to_json(const Result& r) {
               {"seed", r.seed},
               {"moesim_version", r.moesim_version}};
   if (r.simulation.present) j["simulation"] = simulation_to_json(r.simulation);
+  if (r.routing.present) {
+    j["routing"] = Json{{"draws", r.routing.draws},
+                        {"mean_imbalance", finite(r.routing.mean_imbalance, "routing.mean_imbalance")},
+                        {"max_imbalance", finite(r.routing.max_imbalance, "routing.max_imbalance")},
+                        {"drop_rate", finite(r.routing.drop_rate, "routing.drop_rate")}};
+  }
   return j;
 }
 

@@ -56,6 +56,7 @@ struct DerivedLayout {
 struct RankActivity {
   std::int64_t rank = 0;   ///< global rank (Megatron order tp-cp-ep-dp-pp)
   std::int64_t stage = 0;  ///< pipeline stage
+  std::int64_t ep_rank = 0;  ///< position in the stage's EP group (0 when EP ranks are replicated)
   double end_s = 0;        ///< when its optimizer step (and any exposed parameter gather) ends
   double compute_s = 0;    ///< kernels, optimizer included
   double comm_wait_s = 0;  ///< blocked on communication (TP, CP, EP, PP, DP)
@@ -69,6 +70,15 @@ struct LinkActivity {
   double busy_s = 0;        ///< time with at least one flow
   double utilisation = 0;   ///< bytes / (capacity · step time)
   double peak_utilisation = 0;
+};
+
+/// Expert loads the simulation drew (fidelity simulation, MoE models).
+struct RoutingResult {
+  bool present = false;
+  std::int64_t draws = 0;        ///< (MoE layer, micro-batch) routings drawn
+  double mean_imbalance = 1.0;   ///< mean over draws of max/mean tokens per EP rank
+  double max_imbalance = 1.0;    ///< the worst draw
+  double drop_rate = 0;          ///< fraction of token copies dropped by the capacity factor
 };
 
 /// What the event simulation ran (fidelity simulation only).
@@ -98,6 +108,7 @@ struct Result {
   MemoryResult memory;
   Breakdown breakdown;
   SimulationInfo simulation;
+  RoutingResult routing;
   std::vector<std::string> warnings;
   std::uint64_t seed = 0;
   std::string moesim_version;

@@ -9,6 +9,7 @@ namespace {
 struct Unit {
   const estimate::OpProgram* ops;
   schedule::RankParams params;
+  std::int32_t layer = -1;
 };
 
 /// Forward in unit order; backward in reverse unit order, marking where each unit's gradients end.
@@ -16,12 +17,16 @@ ChunkProgram assemble(const std::vector<Unit>& units) {
   ChunkProgram p;
   for (const Unit& u : units) {
     p.forward.insert(p.forward.end(), u.ops->forward.begin(), u.ops->forward.end());
+    p.forward_layer.insert(p.forward_layer.end(), u.ops->forward.size(), u.layer);
     p.params += u.params;
   }
   for (auto it = units.rbegin(); it != units.rend(); ++it) {
     p.backward.insert(p.backward.end(), it->ops->backward.begin(), it->ops->backward.end());
+    p.backward_layer.insert(p.backward_layer.end(), it->ops->backward.size(), it->layer);
     if (!p.backward.empty() && it->params.total() > 0) p.gradients_ready.push_back({p.backward.size() - 1, it->params});
   }
+  p.backward_marks.assign(p.backward.size(), false);
+  for (const GradientsReady& g : p.gradients_ready) p.backward_marks[g.after_op] = true;
   return p;
 }
 
@@ -47,7 +52,9 @@ std::vector<ChunkProgram> build_chunk_programs(const Scenario& s, const estimate
   for (std::size_t c = 0; c < chunks; ++c) {
     std::vector<Unit> units;
     if (stage.has_embedding && c == 0) units.push_back({&embedding, schedule::embedding_rank_params(s)});
-    for (std::int64_t layer : stage.chunks[c]) units.push_back({&layer_ops(layer), schedule::layer_rank_params(s, layer)});
+    for (std::int64_t layer : stage.chunks[c]) {
+      units.push_back({&layer_ops(layer), schedule::layer_rank_params(s, layer), static_cast<std::int32_t>(layer)});
+    }
     if (stage.has_output_head && c + 1 == chunks) {
       // MTP modules follow the main decoder (projection, then a transformer layer each), then the
       // LM head and loss run once per prediction depth; the head's weights are shared by all.
@@ -57,7 +64,7 @@ std::vector<ChunkProgram> build_chunk_programs(const Scenario& s, const estimate
         projection.dense -= layer.dense;
         projection.expert -= layer.expert;
         units.push_back({&mtp_projection, projection});
-        units.push_back({&layer_ops(s.model.num_layers - 1), layer});
+        units.push_back({&layer_ops(s.model.num_layers - 1), layer, static_cast<std::int32_t>(s.model.num_layers + k)});
       }
       for (std::int64_t k = 0; k <= s.model.mtp_num_layers; ++k) {
         units.push_back({&head, k == 0 ? schedule::output_head_rank_params(s) : schedule::RankParams{}});

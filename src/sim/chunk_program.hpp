@@ -20,6 +20,11 @@ struct GradientsReady {
 struct ChunkProgram {
   std::vector<estimate::LayerOp> forward;
   std::vector<estimate::LayerOp> backward;
+  /// The routing layer of each op (its transformer layer; MTP layers count on from num_layers),
+  /// -1 for the embedding, MTP projections and the head. MoE ops look up their expert loads by it.
+  std::vector<std::int32_t> forward_layer, backward_layer;
+  /// Backward ops after which gradients become ready (a unit's last backward op), as flags.
+  std::vector<bool> backward_marks;
   std::vector<GradientsReady> gradients_ready;  ///< in backward order
   schedule::RankParams params;                  ///< all weights of the chunk on this rank
 };

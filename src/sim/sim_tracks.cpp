@@ -1,6 +1,7 @@
 #include "sim/sim_tracks.hpp"
 
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -92,12 +93,9 @@ void TrackRecorder::arrow(std::int64_t from_event, std::int64_t to_event) {
   t_.flows.push_back({from_event, to_event, p2p_flow_name_});
 }
 
-void TrackRecorder::name_processes(const std::vector<std::int64_t>& global_ranks, const Scenario& s) {
-  for (std::size_t i = 0; i < t_.processes.size(); ++i) {
-    t_.processes[i].rank = global_ranks[i];
-    t_.processes[i].name = fmt::format("rank {} (pp stage {} of {}; tp·cp·dp replicas: {})", global_ranks[i], i,
-                                       s.parallel.pp, s.system.gpus / s.parallel.pp);
-  }
+void TrackRecorder::name_process(std::size_t i, std::int64_t global_rank, std::string name) {
+  t_.processes.at(i).rank = global_rank;
+  t_.processes.at(i).name = std::move(name);
 }
 
 }  // namespace moesim::sim

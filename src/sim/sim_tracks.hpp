@@ -3,6 +3,7 @@
 // per stream), for the Chrome/Perfetto trace.
 #include <cstdint>
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -30,8 +31,8 @@ class TrackRecorder {
   void optimizer(std::size_t rank, engine::SimTime start, engine::SimTime end);
   /// A dependency arrow between two recorded events (a pipeline send and the receiver's first op).
   void arrow(std::int64_t from_event, std::int64_t to_event);
-  /// Names the processes "rank R (pp S, tp 0, cp 0, dp 0)" after the run.
-  void name_processes(const std::vector<std::int64_t>& global_ranks, const Scenario& s);
+  /// Names process i after the run: its global rank (the trace's pid) and a label.
+  void name_process(std::size_t i, std::int64_t global_rank, std::string name);
 
  private:
   std::uint32_t name_id(const char* name, estimate::OpPhase phase);

@@ -15,6 +15,7 @@
 #include "estimate/data_parallel.hpp"
 #include "estimate/layer_cost.hpp"
 #include "estimate/result_common.hpp"
+#include "moe/expert_loads.hpp"
 #include "schedule/pipeline_schedule.hpp"
 #include "sim/chunk_program.hpp"
 #include "sim/port_network.hpp"
@@ -49,9 +50,17 @@ struct Waits {
   [[nodiscard]] double comm() const { return tp + cp + ep + pp + dp; }
 };
 
+/// Ranks of one EP group that have reached the same EP collective, and how many finished it.
+struct EpBarrier {
+  std::vector<std::pair<std::int64_t, SimTime>> members;  ///< (rank index, arrival)
+  std::int64_t done = 0;
+};
+
 struct RankState {
   std::int64_t stage = 0;
+  std::int64_t ep_index = 0;  ///< position in the stage's EP group (0 when EP ranks are replicated)
   std::int64_t global_rank = 0;
+  std::int64_t ep_collectives = 0;  ///< EP collectives started so far (their barrier sequence number)
   std::vector<PipelinePass> order;
   std::vector<ChunkProgram> chunks;
   std::size_t pass = 0;     ///< index into order
@@ -82,8 +91,10 @@ class StepSimulation {
  public:
   StepSimulation(const Scenario& s, const SimOptions& options)
       : s_(s), options_(options), costs_(s), stages_(schedule::plan_stages(s)),
-        params_(schedule::rank_params(s, stages_)), ports_(s.system, s.parallel.pp),
-        net_(queue_, ports_.link_capacities(), network_options()) {
+        params_(schedule::rank_params(s, stages_)),
+        loads_(s.moe.routing, std::max<std::int64_t>(s.model.num_moe_experts, 1),
+               std::max<std::int64_t>(s.model.moe_router_topk, 1), s.seed),
+        ports_(s.system, ranks_to_simulate(s)), net_(queue_, ports_.link_capacities(), network_options()) {
     const auto& p = s.parallel;
     m_ = s.num_microbatches();
     vpp_ = p.vpp;
@@ -92,36 +103,46 @@ class StepSimulation {
     boundary_bytes_ = static_cast<double>(s.training.micro_batch_size * s.training.seq_length / p.cp *
                                           s.model.hidden_size) *
                       2.0 / (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
-    const std::int64_t stage_stride = p.tp * p.cp * p.dp;
-    ranks_.resize(static_cast<std::size_t>(p.pp));
+    // Under balanced routing every rank of a stage runs the same ops at the same times, so one
+    // stands for all; under skew the EP ranks of a stage differ and each is simulated.
+    ep_sim_ = (s.model.is_moe() && !loads_.balanced()) ? p.ep : 1;
+    const std::int64_t per_stage = s.system.gpus / p.pp;
+    ranks_.resize(static_cast<std::size_t>(p.pp * ep_sim_));
     for (std::int64_t st = 0; st < p.pp; ++st) {
-      RankState& r = rank(st);
-      r.stage = st;
-      r.global_rank = st * stage_stride;
-      r.order = schedule::pipeline_order(st, p.pp, p.vpp, m_);
-      r.chunks = build_chunk_programs(s, costs_, stages_[static_cast<std::size_t>(st)]);
-      r.arrival.assign(static_cast<std::size_t>(2 * vpp_ * m_), engine::kNever);
-      r.send_start.assign(r.arrival.size(), engine::kNever);
-      r.gathers_pending.assign(static_cast<std::size_t>(vpp_), 0);
-      global_ranks_.push_back(r.global_rank);
+      const std::vector<ChunkProgram> programs = build_chunk_programs(s, costs_, stages_[static_cast<std::size_t>(st)]);
+      const std::vector<PipelinePass> order = schedule::pipeline_order(st, p.pp, p.vpp, m_);
+      for (std::int64_t j = 0; j < ep_sim_; ++j) {
+        RankState& r = rank(index_of(st, j));
+        r.stage = st;
+        r.ep_index = j;
+        // Expert grid etp-ep-edp-pp: EP rank j of the stage's first expert-DP replica.
+        r.global_rank = st * per_stage + j * p.etp;
+        r.order = order;
+        r.chunks = programs;
+        r.arrival.assign(static_cast<std::size_t>(2 * vpp_ * m_), engine::kNever);
+        r.send_start.assign(r.arrival.size(), engine::kNever);
+        r.gathers_pending.assign(static_cast<std::size_t>(vpp_), 0);
+        global_ranks_.push_back(r.global_rank);
+      }
     }
+    barriers_.resize(static_cast<std::size_t>(p.pp));
     if (options_.record_timeline) tracks_ = std::make_unique<TrackRecorder>(timeline_, ranks_.size());
   }
 
   SimOutput run() {
-    for (std::int64_t st = 0; st < s_.parallel.pp; ++st) {
-      queue_.schedule(0, kComputePriority, [this, st] {
-        issue_parameter_gathers(st);
-        advance(st);
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(ranks_.size()); ++i) {
+      queue_.schedule(0, kComputePriority, [this, i] {
+        issue_parameter_gathers(i);
+        advance(i);
       });
     }
     queue_.run();
     for (const RankState& r : ranks_) {
       if (!r.finished) {
         throw InternalError(fmt::format(
-            "step simulation stalled: stage {} stopped at pass {} of {} (waiting for slot {}, gather {}); "
+            "step simulation stalled: stage {} EP rank {} stopped at pass {} of {} (waiting for slot {}, gather {}); "
             "the pipeline schedule has a dependency cycle",
-            r.stage, r.pass, r.order.size(), r.waiting_for, r.waiting_gather));
+            r.stage, r.ep_index, r.pass, r.order.size(), r.waiting_for, r.waiting_gather));
       }
     }
     return finish();
@@ -134,7 +155,49 @@ class StepSimulation {
     return o;
   }
 
-  RankState& rank(std::int64_t stage) { return ranks_[static_cast<std::size_t>(stage)]; }
+  static std::int64_t ranks_to_simulate(const Scenario& s) {
+    const bool skewed = s.model.is_moe() && s.moe.routing.distribution != RoutingDistribution::kBalanced;
+    return s.parallel.pp * (skewed ? s.parallel.ep : 1);
+  }
+  std::int64_t index_of(std::int64_t stage, std::int64_t ep_index) const { return stage * ep_sim_ + ep_index; }
+  RankState& rank(std::int64_t i) { return ranks_[static_cast<std::size_t>(i)]; }
+
+  /// Tokens routed to each EP rank of a stage relative to the mean, for (routing layer, micro-batch).
+  const std::vector<double>& load_factors(std::int32_t layer, std::int32_t microbatch) {
+    const auto key = (static_cast<std::int64_t>(layer) << 32) | static_cast<std::uint32_t>(microbatch);
+    auto it = load_cache_.find(key);
+    if (it != load_cache_.end()) return it->second;
+    const auto& p = s_.parallel;
+    // Each EP rank routes its sequence-parallel slice of the micro-batch.
+    const std::int64_t tokens_per_rank =
+        s_.training.micro_batch_size * s_.training.seq_length / p.cp / (p.sequence_parallel ? p.tp : 1);
+    std::vector<double> experts = loads_.expert_tokens(tokens_per_rank * p.ep, layer, microbatch);
+    if (s_.moe.capacity_factor) {
+      dropped_ += moe::apply_capacity(experts, *s_.moe.capacity_factor);
+    }
+    std::vector<double> loads = moe::rank_loads(experts, p.ep);
+    // Relative to the balanced share, so dropped copies also shorten the expert work.
+    const double mean = static_cast<double>(tokens_per_rank * s_.model.moe_router_topk);
+    for (double& l : loads) l = mean > 0 ? l / mean : 1.0;
+    const double worst = moe::imbalance(loads);
+    imbalance_sum_ += worst;
+    imbalance_max_ = std::max(imbalance_max_, worst);
+    ++imbalance_draws_;
+    return load_cache_.emplace(key, std::move(loads)).first->second;
+  }
+
+  /// The factor by which an op's cost follows this rank's expert load: the expert block's kernels
+  /// (named expert_*) and the EP collectives scale with the tokens the rank receives.
+  double load_factor(const RankState& r, const PipelinePass& pass, std::size_t op_index) {
+    if (ep_sim_ == 1) return 1.0;
+    const ChunkProgram& c = r.chunks[static_cast<std::size_t>(pass.chunk)];
+    const std::int32_t layer = (pass.backward ? c.backward_layer : c.forward_layer)[op_index];
+    if (layer < 0) return 1.0;
+    const LayerOp& op = ops_of(r, pass)[op_index];
+    const bool expert_op = op.kind == OpKind::kCompute && std::string_view(op.name).starts_with("expert_");
+    if (!expert_op && op.group != estimate::CommGroup::kEp) return 1.0;
+    return load_factors(layer, pass.microbatch)[static_cast<std::size_t>(r.ep_index)];
+  }
 
   std::size_t slot(const PipelinePass& p) const {
     return static_cast<std::size_t>(((p.backward ? 1 : 0) * vpp_ + p.chunk) * m_ + p.microbatch);
@@ -159,7 +222,11 @@ class StepSimulation {
       const std::vector<LayerOp>& ops = ops_of(r, pass);
       while (r.op < ops.size() && ops[r.op].seconds <= 0) on_op_done(st, pass, r.op++);
       if (r.op < ops.size()) {
-        start_op(st, pass, ops[r.op]);
+        if (ops[r.op].kind == OpKind::kCompute) {
+          run_kernels(st, pass);
+        } else {
+          start_comm(st, pass, ops[r.op]);
+        }
         return;
       }
       if (end_pass(st, pass)) return;  // a blocking send holds the rank
@@ -175,7 +242,7 @@ class StepSimulation {
       r.wait_since = queue_.now();
       return false;
     }
-    const schedule::PassSource src = schedule::pass_source(pass, st, s_.parallel.pp, vpp_);
+    const schedule::PassSource src = schedule::pass_source(pass, r.stage, s_.parallel.pp, vpp_);
     if (!src.exists) return true;
     const std::size_t k = slot(pass);
     if (r.arrival[k] > queue_.now()) {
@@ -186,23 +253,84 @@ class StepSimulation {
     return true;
   }
 
-  void start_op(std::int64_t st, const PipelinePass& pass, const LayerOp& op) {
+  /// Runs consecutive kernels as one event (they hold the compute stream back to back), stopping
+  /// after a unit whose gradients become ready so the DP hooks fire on time.
+  void run_kernels(std::int64_t st, const PipelinePass& pass) {
     RankState& r = rank(st);
+    const std::vector<LayerOp>& ops = ops_of(r, pass);
+    const ChunkProgram& chunk = r.chunks[static_cast<std::size_t>(pass.chunk)];
+    const std::size_t first = r.op;
+    std::size_t end = first;
+    SimTime t = queue_.now();
+    while (end < ops.size() && ops[end].kind == OpKind::kCompute) {
+      const LayerOp& op = ops[end];
+      const SimTime d = op.seconds > 0 ? engine::to_sim_time(Seconds(op.seconds * load_factor(r, pass, end))) : 0;
+      if (tracks_ && d > 0) record_trace(st, op, t, t + d, pass);
+      t += d;
+      const bool mark = pass.backward && chunk.backward_marks[end];
+      ++end;
+      if (mark) break;
+    }
     const SimTime start = queue_.now();
-    if (op.kind == OpKind::kCompute) {
-      const SimTime done = start + engine::to_sim_time(Seconds(op.seconds));
-      queue_.schedule(done, kComputePriority, [this, st, start] { finish_op(st, start); });
+    queue_.schedule(t, kComputePriority, [this, st, first, end, start] {
+      RankState& rr = rank(st);
+      rr.compute_s += seconds_of(queue_.now() - start);
+      const PipelinePass& p = rr.order[rr.pass];
+      for (std::size_t i = first; i < end; ++i) on_op_done(st, p, i);
+      rr.op = end;
+      advance(st);
+    });
+  }
+
+  void record_trace(std::int64_t st, const LayerOp& op, SimTime start, SimTime end, const PipelinePass& pass) {
+    RankState& r = rank(st);
+    const std::int64_t ev = tracks_->layer_op(static_cast<std::size_t>(st), op, start, end, pass);
+    if (r.pending_trace_flow >= 0) {
+      tracks_->arrow(r.pending_trace_flow, ev);
+      r.pending_trace_flow = -1;
+    }
+  }
+
+  /// A blocking collective of the layer. With distinct EP ranks an EP collective is a barrier: it
+  /// starts when the last rank of the group reaches it and ends for all when the most loaded
+  /// rank's traffic is through.
+  void start_comm(std::int64_t st, const PipelinePass& pass, const LayerOp& op) {
+    RankState& r = rank(st);
+    const SimTime now = queue_.now();
+    if (op.group == estimate::CommGroup::kEp && ep_sim_ > 1) {
+      EpBarrier& b = barriers_[static_cast<std::size_t>(r.stage)][r.ep_collectives++];
+      b.members.push_back({st, now});
+      if (static_cast<std::int64_t>(b.members.size()) < ep_sim_) return;
+      const std::int64_t seq = r.ep_collectives - 1;
+      for (const auto& [member, arrived] : b.members) {
+        RankState& m = rank(member);
+        const PipelinePass& mp = m.order[m.pass];
+        const double scale = load_factor(m, mp, m.op);
+        const engine::FlowRequest f = ports_.transfer(member, member, PortNetwork::tier_of(group_of(op.group)),
+                                                      op.latency_s + (op.seconds - op.latency_s) * scale, op.latency_s, now);
+        ++flows_;
+        net_.add_flow(f, [this, stage = r.stage, seq](engine::FlowId, SimTime) { barrier_flow_done(stage, seq); });
+      }
       return;
     }
     const collective::GroupPlacement& g = group_of(op.group);
-    const engine::FlowRequest f =
-        ports_.transfer(r.stage, r.stage, PortNetwork::tier_of(g), op.seconds, op.latency_s, start);
-    net_.add_flow(f, [this, st, start](engine::FlowId, SimTime) { finish_op(st, start); });
+    const engine::FlowRequest f = ports_.transfer(st, st, PortNetwork::tier_of(g), op.seconds, op.latency_s, now);
+    net_.add_flow(f, [this, st, now](engine::FlowId, SimTime) { finish_comm(st, now); });
     ++flows_;
     (void)pass;
   }
 
-  void finish_op(std::int64_t st, SimTime start) {
+  void barrier_flow_done(std::int64_t stage, std::int64_t seq) {
+    auto& stage_barriers = barriers_[static_cast<std::size_t>(stage)];
+    auto it = stage_barriers.find(seq);
+    EpBarrier& b = it->second;
+    if (++b.done < ep_sim_) return;
+    const auto members = std::move(b.members);
+    stage_barriers.erase(it);
+    for (const auto& [member, arrived] : members) finish_comm(member, arrived);
+  }
+
+  void finish_comm(std::int64_t st, SimTime start) {
     RankState& r = rank(st);
     const PipelinePass& pass = r.order[r.pass];
     const LayerOp& op = ops_of(r, pass)[r.op];
@@ -213,13 +341,7 @@ class StepSimulation {
       case OpKind::kCpComm: r.waits.cp += took; break;
       case OpKind::kEpComm: r.waits.ep += took; break;
     }
-    if (tracks_) {
-      const std::int64_t ev = tracks_->layer_op(static_cast<std::size_t>(st), op, start, queue_.now(), pass);
-      if (r.pending_trace_flow >= 0) {
-        tracks_->arrow(r.pending_trace_flow, ev);
-        r.pending_trace_flow = -1;
-      }
-    }
+    if (tracks_) record_trace(st, op, start, queue_.now(), pass);
     on_op_done(st, pass, r.op++);
     advance(st);
   }
@@ -247,7 +369,8 @@ class StepSimulation {
     r.op = 0;
     ++r.pass;
     if (!dest) return false;
-    const auto [to, to_pass] = *dest;
+    const auto [to_stage, to_pass] = *dest;
+    const std::int64_t to = index_of(to_stage, r.ep_index);
     RankState& receiver = rank(to);
     const std::size_t k = slot(to_pass);
     const SimTime start = queue_.now();
@@ -274,8 +397,10 @@ class StepSimulation {
     return blocking;
   }
 
-  std::optional<std::pair<std::int64_t, PipelinePass>> destination(const PipelinePass& p, std::int64_t st) const {
+  /// The stage (and pass there) that consumes this pass's output.
+  std::optional<std::pair<std::int64_t, PipelinePass>> destination(const PipelinePass& p, std::int64_t i) const {
     const std::int64_t pp = s_.parallel.pp;
+    const std::int64_t st = ranks_[static_cast<std::size_t>(i)].stage;
     if (!p.backward) {
       if (st < pp - 1) return std::make_pair(st + 1, p);
       if (p.chunk + 1 < vpp_) return std::make_pair(std::int64_t{0}, PipelinePass{p.microbatch, p.chunk + 1, false});
@@ -344,7 +469,7 @@ class StepSimulation {
   void enqueue_gathers(std::int64_t st, std::int32_t chunk) {
     RankState& r = rank(st);
     const schedule::RankParams& p = chunk >= 0 ? r.chunks[static_cast<std::size_t>(chunk)].params
-                                               : params_[static_cast<std::size_t>(st)];
+                                               : params_[static_cast<std::size_t>(r.stage)];
     for (bool expert : {false, true}) {
       double left = expert ? p.expert : p.dense;
       if (dp_ranks(expert) <= 1) continue;
@@ -422,7 +547,7 @@ class StepSimulation {
     r.draining = true;
     r.wait_since = queue_.now();
     if (!s_.optimizer.overlap_grad_reduce) {
-      const schedule::RankParams& p = params_[static_cast<std::size_t>(st)];
+      const schedule::RankParams& p = params_[static_cast<std::size_t>(r.stage)];
       r.dense_bucket = p.dense;
       r.expert_bucket = p.expert;
       flush_buckets(st, true);
@@ -438,7 +563,8 @@ class StepSimulation {
       finish_rank(st);
       return;
     }
-    const double t = estimate::optimizer_step_seconds(s_, costs_.kernels(), params_[static_cast<std::size_t>(st)]);
+    const double t =
+        estimate::optimizer_step_seconds(s_, costs_.kernels(), params_[static_cast<std::size_t>(r.stage)]);
     const SimTime start = queue_.now();
     queue_.schedule(start + engine::to_sim_time(Seconds(t)), kComputePriority, [this, st, start, t] {
       RankState& rr = rank(st);
@@ -471,12 +597,19 @@ class StepSimulation {
   estimate::LayerCostModel costs_;
   std::vector<schedule::StageLayers> stages_;
   std::vector<schedule::RankParams> params_;
+  moe::ExpertLoadModel loads_;
   PortNetwork ports_;
   engine::EventQueue queue_;
   engine::FlowNetwork net_;
   std::vector<RankState> ranks_;
   std::vector<std::int64_t> global_ranks_;
   std::int64_t m_ = 1, vpp_ = 1;
+  std::int64_t ep_sim_ = 1;  ///< EP ranks simulated per stage (1: replicated, ep: distinct under skew)
+  /// EP collectives in progress per stage, by sequence number.
+  std::vector<std::map<std::int64_t, EpBarrier>> barriers_;
+  std::map<std::int64_t, std::vector<double>> load_cache_;
+  double imbalance_sum_ = 0, imbalance_max_ = 1.0, dropped_ = 0;
+  std::int64_t imbalance_draws_ = 0;
   std::int64_t flows_ = 0;
   double boundary_bytes_ = 0;
   Timeline timeline_;
@@ -510,24 +643,39 @@ SimOutput StepSimulation::finish() {
   b.exposed_comm = c.waits.comm();
   b.bubble = std::max(0.0, r.step_time_s - b.compute - b.exposed_comm - b.optimizer);
   b.critical_stage = c.stage;
-  b.moe_imbalance = 1.0;
+  b.moe_imbalance = imbalance_draws_ > 0 ? imbalance_sum_ / static_cast<double>(imbalance_draws_) : 1.0;
   estimate::finish_result(r, stages_, params_);
+  if (s_.model.is_moe() && s_.parallel.ep > 1 && imbalance_draws_ > 0) {
+    r.routing.present = true;
+    r.routing.draws = imbalance_draws_;
+    r.routing.mean_imbalance = b.moe_imbalance;
+    r.routing.max_imbalance = imbalance_max_;
+    r.routing.drop_rate = dropped_ / static_cast<double>(imbalance_draws_);
+  }
 
   SimulationInfo& si = r.simulation;
   si.present = true;
   si.ranks_total = s_.system.gpus;
   si.ranks_simulated = static_cast<std::int64_t>(ranks_.size());
   const std::int64_t per_stage = s_.system.gpus / s_.parallel.pp;
-  si.replication = fmt::format(
-      "one rank per pipeline stage simulated ({} ranks); each stands for the {} ranks of its stage "
-      "(TP, CP, DP and EP peers run the same ops at the same times under balanced routing)",
-      ranks_.size(), per_stage);
+  if (ep_sim_ == 1) {
+    si.replication = fmt::format(
+        "one rank per pipeline stage simulated ({} ranks); each stands for the {} ranks of its stage "
+        "(TP, CP, DP and EP peers run the same ops at the same times under balanced routing)",
+        ranks_.size(), per_stage);
+  } else {
+    si.replication = fmt::format(
+        "every EP rank of one expert-data-parallel replica simulated per stage ({} ranks: pp {} × ep {}); the "
+        "other {} expert-DP replicas and their TP peers stand in for them (same ops, loads drawn alike)",
+        ranks_.size(), s_.parallel.pp, ep_sim_, per_stage / (ep_sim_ * s_.parallel.etp));
+  }
   si.events = static_cast<std::int64_t>(queue_.events_run());
   si.flows = flows_;
   for (const RankState& rs : ranks_) {
     RankActivity a;
     a.rank = rs.global_rank;
     a.stage = rs.stage;
+    a.ep_rank = rs.ep_index;
     a.end_s = seconds_of(rs.end);
     a.compute_s = rs.compute_s + rs.optimizer_s;
     a.comm_wait_s = rs.waits.comm();
@@ -553,7 +701,14 @@ SimOutput StepSimulation::finish() {
     si.links.push_back(l);
   }
   if (tracks_) {
-    tracks_->name_processes(global_ranks_, s_);
+    for (std::size_t i = 0; i < ranks_.size(); ++i) {
+      const RankState& rs = ranks_[i];
+      tracks_->name_process(i, rs.global_rank,
+                            ep_sim_ == 1 ? fmt::format("rank {} (pp stage {}; stands for its {} stage peers)",
+                                                       rs.global_rank, rs.stage, per_stage)
+                                         : fmt::format("rank {} (pp stage {}, ep rank {})", rs.global_rank, rs.stage,
+                                                       rs.ep_index));
+    }
     out.timeline = std::move(timeline_);
   }
   return out;

@@ -97,13 +97,13 @@ TEST_CASE("two-stage 1F1B pipeline: the step time and the bubble by hand") {
   const double expected = f0 + t + m * (f1 + b1 + t) + b0 + opt0;
 
   const Result r = sim::simulate_step(s).result;
-  CHECK(r.step_time_s == rel(expected, 1e-9));
+  CHECK(r.step_time_s == rel(expected, 1e-8));
   // The breakdown is read on the bottleneck, stage 1: it computes m·(f1 + b1), sends m gradients
   // and waits for the first activation (f0 of bubble, then its transfer t). Its bubble is the
   // classic (pp − 1)·(f + b) of the other stage, plus the difference of the optimizer steps.
   const double opt1 = estimate::optimizer_step_seconds(s, costs.kernels(), schedule::rank_params(s, stages)[1]);
   CHECK(r.breakdown.critical_stage == 1);
-  CHECK(r.breakdown.compute == rel(m * (f1 + b1), 1e-9));
+  CHECK(r.breakdown.compute == rel(m * (f1 + b1), 1e-8));  // each op is rounded up to a picosecond
   CHECK(r.breakdown.pp_comm == rel((m + 1) * t, 1e-6));
   const double bubble = f0 + b0 + opt0 - opt1;
   CHECK(r.breakdown.bubble == rel(bubble, 1e-6));
@@ -120,13 +120,22 @@ TEST_CASE("the breakdown adds up, the output is deterministic, every rank is acc
     CHECK(report::result_to_json_text(a) == report::result_to_json_text(b));
     CHECK(breakdown_sum(a) == rel(a.step_time_s, 1e-9));
     CHECK(a.simulation.present);
-    CHECK(a.simulation.ranks_simulated == s.parallel.pp);
-    CHECK(a.simulation.ranks.size() == static_cast<std::size_t>(s.parallel.pp));
+    // Skewed routing keeps every EP rank of a stage distinct; balanced routing replicates one.
+    const bool skewed = s.moe.routing.distribution != RoutingDistribution::kBalanced;
+    const std::int64_t expected_ranks = s.parallel.pp * (skewed ? s.parallel.ep : 1);
+    CHECK(a.simulation.ranks_simulated == expected_ranks);
+    CHECK(a.simulation.ranks.size() == static_cast<std::size_t>(expected_ranks));
     for (const auto& rank : a.simulation.ranks) CHECK(rank.end_s <= a.step_time_s);
-    // Estimate and simulation answer the same question: within 10 % on the built-ins (the simulation
-    // sees contention and exact pipeline timing the closed form approximates).
     const Result e = estimate::estimate_step(s);
-    CHECK(a.step_time_s == rel(e.step_time_s, 0.10));
+    if (skewed) {
+      // The closed form assumes balanced loads: skew can only make the step slower.
+      CHECK(a.breakdown.moe_imbalance > 1.0);
+      CHECK(a.step_time_s > e.step_time_s);
+    } else {
+      // Estimate and simulation answer the same question: within 10 % on the built-ins (the
+      // simulation sees contention and exact pipeline timing the closed form approximates).
+      CHECK(a.step_time_s == rel(e.step_time_s, 0.10));
+    }
   }
 }
 

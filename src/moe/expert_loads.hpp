@@ -1,0 +1,49 @@
+#pragma once
+// How many token copies each expert receives: the routing skew that sets the pace of every MoE
+// layer. Balanced (exact shares), uniform top-k (multinomial noise only), or a per-expert
+// popularity — Zipf(s), log-normal(σ), Dirichlet(α) — with multinomial noise around it. Every draw
+// comes from a named stream of the scenario's seed, so a run is reproducible.
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "scenario/scenario.hpp"
+
+namespace moesim::moe {
+
+class ExpertLoadModel {
+ public:
+  /// Histogram routing is not handled here (it is read from a file); it throws InputError.
+  ExpertLoadModel(const RoutingSpec& routing, std::int64_t experts, std::int64_t topk, std::uint64_t seed);
+
+  /// The probability that a routed copy goes to each expert in `layer` at `step` (sums to 1; no
+  /// expert above 1/topk, since a token picks an expert at most once).
+  [[nodiscard]] std::vector<double> popularity(std::int64_t layer, std::int64_t step = 0) const;
+
+  /// Copies each expert receives when `tokens` tokens are routed in (layer, micro-batch, step):
+  /// sums to tokens·topk, each at most `tokens`. Balanced routing gives exact (fractional) shares.
+  [[nodiscard]] std::vector<double> expert_tokens(std::int64_t tokens, std::int64_t layer, std::int64_t microbatch,
+                                                  std::int64_t step = 0) const;
+
+  [[nodiscard]] bool balanced() const { return routing_.distribution == RoutingDistribution::kBalanced; }
+
+ private:
+  [[nodiscard]] std::vector<double> draw_popularity(std::int64_t layer_key, std::int64_t step_key) const;
+
+  RoutingSpec routing_;
+  std::int64_t experts_ = 0, topk_ = 1;
+  std::uint64_t seed_ = 0;
+  mutable std::map<std::pair<std::int64_t, std::int64_t>, std::vector<double>> popularity_cache_;
+};
+
+/// Caps every expert at capacity_factor × its balanced share (tokens·topk / experts), as Megatron's
+/// moe_expert_capacity_factor with the drop policy does. Returns the fraction of copies dropped.
+double apply_capacity(std::vector<double>& expert_tokens, double capacity_factor);
+
+/// Tokens per EP rank with experts placed contiguously (rank j holds experts [j·E/ep, (j+1)·E/ep)).
+[[nodiscard]] std::vector<double> rank_loads(const std::vector<double>& expert_tokens, std::int64_t ep);
+
+/// max / mean of a load vector (1 = perfectly balanced; 1 for an all-zero vector).
+[[nodiscard]] double imbalance(const std::vector<double>& loads);
+
+}  // namespace moesim::moe
