@@ -94,7 +94,7 @@ class StepSimulation {
         params_(schedule::rank_params(s, stages_)),
         loads_(s.moe.routing, std::max<std::int64_t>(s.model.num_moe_experts, 1),
                std::max<std::int64_t>(s.model.moe_router_topk, 1), s.seed),
-        ports_(s.system, ranks_to_simulate(s)), net_(queue_, ports_.link_capacities(), network_options()) {
+        ports_(queue_, s.system, ranks_to_simulate(s)) {
     const auto& p = s.parallel;
     m_ = s.num_microbatches();
     vpp_ = p.vpp;
@@ -149,12 +149,6 @@ class StepSimulation {
   }
 
  private:
-  static engine::FlowNetworkOptions network_options() {
-    engine::FlowNetworkOptions o;
-    o.completion_batch_tolerance = 0.0;  // few concurrent flows per port: exact is cheap
-    return o;
-  }
-
   static std::int64_t ranks_to_simulate(const Scenario& s) {
     const bool skewed = s.model.is_moe() && s.moe.routing.distribution != RoutingDistribution::kBalanced;
     return s.parallel.pp * (skewed ? s.parallel.ep : 1);
@@ -306,17 +300,15 @@ class StepSimulation {
         RankState& m = rank(member);
         const PipelinePass& mp = m.order[m.pass];
         const double scale = load_factor(m, mp, m.op);
-        const engine::FlowRequest f = ports_.transfer(member, member, PortNetwork::tier_of(group_of(op.group)),
-                                                      op.latency_s + (op.seconds - op.latency_s) * scale, op.latency_s, now);
-        ++flows_;
-        net_.add_flow(f, [this, stage = r.stage, seq](engine::FlowId, SimTime) { barrier_flow_done(stage, seq); });
+        ports_.transfer(member, PortNetwork::tier_of(group_of(op.group)), Direction::kBoth,
+                        op.latency_s + (op.seconds - op.latency_s) * scale, op.latency_s, now,
+                        [this, stage = r.stage, seq](engine::FlowId, SimTime) { barrier_flow_done(stage, seq); });
       }
       return;
     }
     const collective::GroupPlacement& g = group_of(op.group);
-    const engine::FlowRequest f = ports_.transfer(st, st, PortNetwork::tier_of(g), op.seconds, op.latency_s, now);
-    net_.add_flow(f, [this, st, now](engine::FlowId, SimTime) { finish_comm(st, now); });
-    ++flows_;
+    ports_.transfer(st, PortNetwork::tier_of(g), Direction::kBoth, op.seconds, op.latency_s, now,
+                    [this, st, now](engine::FlowId, SimTime) { finish_comm(st, now); });
     (void)pass;
   }
 
@@ -381,19 +373,20 @@ class StepSimulation {
     // 1F1B exchanges activations with blocking batched send/recv; the interleaved schedule overlaps
     // them with compute (overlap_p2p_comm, as Megatron's recipes run it).
     const bool blocking = vpp_ == 1;
-    const engine::FlowRequest f =
-        ports_.transfer(st, to, PortNetwork::tier_of(costs_.groups().pp), t, latency, start);
-    ++flows_;
-    net_.add_flow(f, [this, st, to, k, start, blocking, pass](engine::FlowId, SimTime) {
-      std::int64_t ev = -1;
-      if (tracks_) ev = tracks_->transfer(static_cast<std::size_t>(st), Track::kPp, "p2p_send", start, queue_.now(),
-                                          boundary_bytes_, pass.microbatch, pass.chunk, pass.backward);
-      deliver(to, k, ev);
-      if (blocking) {
-        rank(st).waits.pp += seconds_of(queue_.now() - start);
-        advance(st);
-      }
-    });
+    ports_.transfer(st, PortNetwork::tier_of(costs_.groups().pp), Direction::kOut, t, latency, start,
+                    [this, st, to, k, start, blocking, pass](engine::FlowId, SimTime) {
+                      std::int64_t ev = -1;
+                      if (tracks_) {
+                        ev = tracks_->transfer(static_cast<std::size_t>(st), Track::kPp, "p2p_send", start,
+                                               queue_.now(), boundary_bytes_, pass.microbatch, pass.chunk,
+                                               pass.backward);
+                      }
+                      deliver(to, k, ev);
+                      if (blocking) {
+                        rank(st).waits.pp += seconds_of(queue_.now() - start);
+                        advance(st);
+                      }
+                    });
     return blocking;
   }
 
@@ -502,15 +495,14 @@ class StepSimulation {
     const double t = collective::collective_time(s_.system, job.op, Bytes(bytes), g).value();
     const double latency = collective::collective_time(s_.system, job.op, Bytes(1), g).value();
     const SimTime start = queue_.now();
-    ++flows_;
-    net_.add_flow(ports_.transfer(st, st, PortNetwork::tier_of(g), t, latency, start),
-                  [this, st, job, start, bytes](engine::FlowId, SimTime) {
-                    if (tracks_) {
-                      tracks_->transfer(static_cast<std::size_t>(st), Track::kDp, dp_name(job), start, queue_.now(),
-                                        bytes, -1, job.chunk, job.op != Op::kAllGather);
-                    }
-                    finish_dp(st, job);
-                  });
+    ports_.transfer(st, PortNetwork::tier_of(g), Direction::kBoth, t, latency, start,
+                    [this, st, job, start, bytes](engine::FlowId, SimTime) {
+                      if (tracks_) {
+                        tracks_->transfer(static_cast<std::size_t>(st), Track::kDp, dp_name(job), start,
+                                          queue_.now(), bytes, -1, job.chunk, job.op != Op::kAllGather);
+                      }
+                      finish_dp(st, job);
+                    });
   }
 
   static const char* dp_name(const DpJob& job) {
@@ -600,7 +592,6 @@ class StepSimulation {
   moe::ExpertLoadModel loads_;
   PortNetwork ports_;
   engine::EventQueue queue_;
-  engine::FlowNetwork net_;
   std::vector<RankState> ranks_;
   std::vector<std::int64_t> global_ranks_;
   std::int64_t m_ = 1, vpp_ = 1;
@@ -610,7 +601,6 @@ class StepSimulation {
   std::map<std::int64_t, std::vector<double>> load_cache_;
   double imbalance_sum_ = 0, imbalance_max_ = 1.0, dropped_ = 0;
   std::int64_t imbalance_draws_ = 0;
-  std::int64_t flows_ = 0;
   double boundary_bytes_ = 0;
   Timeline timeline_;
   std::unique_ptr<TrackRecorder> tracks_;
@@ -670,7 +660,7 @@ SimOutput StepSimulation::finish() {
         ranks_.size(), s_.parallel.pp, ep_sim_, per_stage / (ep_sim_ * s_.parallel.etp));
   }
   si.events = static_cast<std::int64_t>(queue_.events_run());
-  si.flows = flows_;
+  si.flows = ports_.flows();
   for (const RankState& rs : ranks_) {
     RankActivity a;
     a.rank = rs.global_rank;
@@ -682,22 +672,18 @@ SimOutput StepSimulation::finish() {
     a.idle_s = std::max(0.0, r.step_time_s - a.compute_s - a.comm_wait_s);
     si.ranks.push_back(a);
   }
-  const auto& stats = net_.link_stats();
-  const auto capacities = ports_.link_capacities();
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < stats.size(); ++i) {
-    if (stats[i].bytes > 0) order.push_back(i);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b2) { return stats[a].bytes > stats[b2].bytes; });
+  std::vector<PortStats> ports = ports_.stats();
+  std::erase_if(ports, [](const PortStats& p) { return p.bytes <= 0; });
+  std::stable_sort(ports.begin(), ports.end(), [](const PortStats& a, const PortStats& b2) { return a.bytes > b2.bytes; });
   constexpr std::size_t kLinksReported = 16;
-  for (std::size_t i = 0; i < std::min(order.size(), kLinksReported); ++i) {
-    const auto& st = stats[order[i]];
+  for (std::size_t i = 0; i < std::min(ports.size(), kLinksReported); ++i) {
+    const PortStats& p = ports[i];
     LinkActivity l;
-    l.name = ports_.link_name(static_cast<engine::LinkId>(order[i]), global_ranks_);
-    l.bytes = st.bytes;
-    l.busy_s = seconds_of(st.busy_time);
-    l.utilisation = st.bytes / (capacities[order[i]].bytes_per_second * r.step_time_s);
-    l.peak_utilisation = st.peak_utilisation;
+    l.name = fmt::format("rank {} {}", ranks_[static_cast<std::size_t>(p.rank)].global_rank, p.port);
+    l.bytes = p.bytes;
+    l.busy_s = p.busy_s;
+    l.utilisation = p.bytes / (p.capacity_Bps * r.step_time_s);
+    l.peak_utilisation = p.peak_utilisation;
     si.links.push_back(l);
   }
   if (tracks_) {
