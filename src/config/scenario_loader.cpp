@@ -3,6 +3,7 @@
 #include "config/scenario_loader.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "config/model_loader.hpp"
 #include "config/scenario_limits.hpp"
 #include "config/scenario_sections.hpp"
+#include "config/topology_loader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 
@@ -34,22 +36,55 @@ void read_schema(const ObjectReader& top) {
   }
 }
 
-hw::SystemSpec read_system(const Json& value, std::string& profile) {
-  if (value.is_object() && value.contains("topology")) {
-    // Checked before the strict reader so that {"topology": ...} gets this answer, not "unknown key".
-    throw InputError("/system/topology", describe_value(value["topology"]),
-                     "topology files are not supported yet (they arrive with the network model); use "
-                     "{\"preset\": NAME, \"gpus\": N}",
+/// {"topology": FILE} (with "gpus", "gpu", "profile" optional): the cluster derived from a topology
+/// file, FILE relative to the scenario's folder (docs/topology.md, "A topology file in a scenario").
+hw::SystemSpec read_topology_system(const ObjectReader& r, const std::filesystem::path& base_dir, Scenario& s) {
+  const std::string written = r.require_string("topology");
+  if (r.has("preset")) {
+    throw InputError(r.path_of("topology"), describe_value(Json(written)),
+                     "give either \"preset\" or \"topology\", not both (a topology file describes the whole cluster)");
+  }
+  // The scenario's own fields are checked before the topology file is read.
+  const std::int64_t gpus = r.has("gpus") ? r.require_int("gpus", lim::kGpus) : 0;  // 0: not given (the range starts at 1)
+  std::optional<hw::GpuSpec> gpu;
+  if (r.has("gpu")) gpu = load_gpu_preset(r.require_string("gpu"), r.path_of("gpu"));
+  std::filesystem::path file(written);
+  if (file.is_relative()) file = base_dir / file;
+  file = file.lexically_normal();  // messages name tests/invalid-topology/x.json, not tests/invalid/../...
+  std::error_code ec;
+  if (written.empty() || !std::filesystem::is_regular_file(file, ec)) {
+    throw InputError(r.path_of("topology"), describe_value(Json(written)),
+                     "topology file not found (looked for " + file.string() + ")");
+  }
+  DerivedSystem derived = derive_system_spec(load_topology_file(file.string()), file.string(), gpu);
+  if (gpus != 0 && gpus != derived.system.gpus) {
+    const std::string n = std::to_string(derived.system.gpus);
+    throw InputError(r.path_of("gpus"), std::to_string(gpus),
+                     "system.gpus must equal the number of GPUs in topology file " + file.string() + " (" + n +
+                         "); leave it out to take the file's",
+                     n);
+  }
+  s.topology_file = written;
+  s.load_warnings = std::move(derived.warnings);
+  return std::move(derived.system);
+}
+
+/// {"preset": NAME, "gpus": N} or {"topology": FILE}; optional "gpu" override and "profile".
+void read_system(const Json& value, const std::filesystem::path& base_dir, Scenario& s) {
+  const ObjectReader r(value, "/system", {"preset", "gpus", "gpu", "profile", "topology"});
+  s.profile = r.get_string("profile", "");
+  if (r.has("topology")) {
+    s.system = read_topology_system(r, base_dir, s);
+    return;
+  }
+  if (!r.has("preset")) {
+    throw InputError("/system/preset", "", "required field is missing (or give \"topology\": a topology file)",
                      join(system_preset_names()));
   }
-  const ObjectReader r(value, "/system", {"preset", "gpus", "gpu", "profile", "topology"});
-  if (!r.has("preset")) throw InputError("/system/preset", "", "required field is missing", join(system_preset_names()));
   const std::string preset = r.require_string("preset");
   const std::int64_t gpus = r.require_int("gpus", lim::kGpus);
-  hw::SystemSpec system = load_system_preset(preset, gpus, "/system/preset");
-  if (r.has("gpu")) system.gpu = load_gpu_preset(r.require_string("gpu"), "/system/gpu");
-  profile = r.get_string("profile", "");
-  return system;
+  s.system = load_system_preset(preset, gpus, "/system/preset");
+  if (r.has("gpu")) s.system.gpu = load_gpu_preset(r.require_string("gpu"), "/system/gpu");
 }
 
 TrainingSpec read_training(const Json& value, AttentionBackend& backend) {
@@ -126,7 +161,7 @@ Scenario parse_scenario(const Json& obj, const std::string& file, const std::fil
         require_section(obj, "model", "a preset name (" + join(model_preset_names()) +
                                           "), {\"preset\": ...}, {\"hf_config\": ...} or a full definition"),
         "/model", base_dir, &s.model_ref);
-    s.system = read_system(require_section(obj, "system", "{\"preset\": NAME, \"gpus\": N}"), s.profile);
+    read_system(require_section(obj, "system", "{\"preset\": NAME, \"gpus\": N} or {\"topology\": FILE}"), base_dir, s);
     s.training = read_training(require_section(obj, "training", "{\"seq_length\", \"global_batch_size\", ...}"),
                                s.attention_backend);
     s.parallel = read_parallel(top.get("parallel"), s.system.gpus);

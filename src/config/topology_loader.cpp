@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -194,6 +196,260 @@ std::string topology_to_json_text(const hw::Topology& t) {
   }
   out += "  ]\n}\n";
   return out;
+}
+
+// ---- A topology file in a scenario: the SystemSpec the cost models read (docs/topology.md) ----
+namespace {
+
+/// Figures of the NCCL collective model when no preset has the file's GPU and domain size: the
+/// values most presets share (topologies/systems/*.json cite them): NCCL tuning.cc hwLat Simple per
+/// ring step, 370/450 NVLink busbw on H100 (nccl-tests #212), 47/50 GB/s per NDR NIC (nccl-tests #290).
+constexpr double kDefaultNvlinkEfficiency = 0.822;
+constexpr double kDefaultNetworkEfficiency = 0.94;
+constexpr double kDefaultNvlinkLatencyUs = 3.4;
+constexpr double kDefaultNetworkLatencyUs = 14.0;
+/// NIC of a file whose GPUs have none (one NVLink domain: never used): 400 Gb/s, as most presets.
+constexpr double kDefaultNicGbit = 400.0;
+
+std::string node_path(const hw::TopoNode& n) { return "/nodes/" + std::to_string(n.id); }
+std::string gbps_text(double bytes_per_s) { return format_number(bytes_per_s / kGB) + " GB/s"; }
+/// Equal up to the 10^-6 GB/s rounding of written files, far below any real difference.
+bool same_rate(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
+
+std::vector<const hw::TopoNode*> gpus_in_rank_order(const hw::Topology& t) {
+  std::vector<const hw::TopoNode*> out;
+  for (std::int32_t i = 0; i < t.num_gpus(); ++i) out.push_back(&t.nodes()[static_cast<std::size_t>(t.gpu_node(i))]);
+  return out;
+}
+
+/// GPUs per NVLink domain. The cost models place groups by one nvlink_domain_size, so every domain
+/// must hold as many GPUs; the first GPU (in rank order) of a domain that differs is named.
+std::int64_t domain_size(const std::vector<const hw::TopoNode*>& gpus) {
+  std::map<std::int32_t, std::int64_t> count;
+  for (const hw::TopoNode* g : gpus) ++count[g->domain];
+  const std::int32_t first = gpus.front()->domain;
+  const std::int64_t size = count[first];
+  for (const hw::TopoNode* g : gpus) {
+    if (count[g->domain] == size) continue;
+    throw InputError(node_path(*g) + "/domain", std::to_string(g->domain),
+                     "every NVLink domain must hold the same number of GPUs (a scenario takes one "
+                     "nvlink_domain_size): domain " + std::to_string(g->domain) + " has " +
+                         std::to_string(count[g->domain]) + " GPUs, domain " + std::to_string(first) +
+                         " (of gpu_index 0) has " + std::to_string(size),
+                     "domains of " + std::to_string(size) + " GPUs each");
+  }
+  return size;
+}
+
+/// The system preset with the file's GPU type and domain size: the source of the NCCL figures.
+std::optional<hw::SystemSpec> matching_preset(const std::string& gpu, std::int64_t domain, std::int64_t gpus) {
+  for (const std::string& name : system_preset_names()) {
+    hw::SystemSpec s = load_system_preset(name, gpus);
+    if (s.gpu.name == gpu && s.nvlink_domain_size == domain) return s;
+  }
+  return std::nullopt;
+}
+
+/// GPUs per host. A GPU's rail is its index inside its host, so a host holds one GPU of each rail:
+/// the number of distinct rails. Without rails the file cannot tell hosts apart inside a domain.
+void derive_gpus_per_node(const std::vector<const hw::TopoNode*>& gpus, const std::optional<hw::SystemSpec>& preset,
+                          const std::string& file, hw::SystemSpec& s) {
+  const std::int64_t domain = s.nvlink_domain_size;
+  std::set<std::int32_t> rails;
+  const hw::TopoNode* highest = nullptr;
+  bool every_gpu_has_rail = true;
+  for (const hw::TopoNode* g : gpus) {
+    if (g->rail < 0) {
+      every_gpu_has_rail = false;
+      continue;
+    }
+    rails.insert(g->rail);
+    if (!highest || g->rail > highest->rail) highest = g;
+  }
+  if (every_gpu_has_rail) {
+    const auto count = static_cast<std::int64_t>(rails.size());
+    if (domain % count != 0) {
+      throw InputError(node_path(*highest) + "/rail", std::to_string(highest->rail),
+                       "a host's GPUs share one NVLink domain, so the number of rails (a GPU's rail is its index "
+                       "inside its host) must divide the GPUs per domain (" + std::to_string(domain) +
+                           "); the GPUs use " + std::to_string(count) + " rails",
+                       "rail counts that divide " + std::to_string(domain));
+    }
+    s.gpus_per_node = count;
+    s.sources["gpus_per_node"] = "topology " + file + ": the GPUs use " + std::to_string(count) +
+                                 " distinct rails, and a host holds one GPU per rail (a rail is a GPU's index inside its host)";
+    return;
+  }
+  if (preset && domain % preset->gpus_per_node == 0) {
+    s.gpus_per_node = preset->gpus_per_node;
+    s.sources["gpus_per_node"] = "[preset] not every GPU of topology " + file + " has a rail; taken from preset " +
+                                 preset->name + " (same GPU and NVLink domain size): " + preset->sources.at("gpus_per_node");
+    return;
+  }
+  s.gpus_per_node = domain;
+  s.sources["gpus_per_node"] = "[default] not every GPU of topology " + file +
+                               " has a rail and no preset has its GPU and domain size: one host per NVLink domain";
+}
+
+/// The NICs one GPU sends through: the NIC nodes it has links to. Each is worth the smaller of the
+/// GPU's links into it and the NIC's links out towards the fabric (a 64 GB/s PCIe link into a
+/// 50 GB/s NIC carries 50 GB/s out), shared equally among the GPUs linked to it.
+struct GpuNics {
+  std::int64_t count = 0;
+  double total_bytes_per_s = 0;
+};
+
+GpuNics nics_of(const hw::Topology& t, const hw::TopoNode& gpu) {
+  const auto& nodes = t.nodes();
+  const auto& links = t.links();
+  std::map<std::int32_t, double> into;  // NIC node → bandwidth of this GPU's links into it
+  for (std::int32_t l : t.out_links(gpu.id)) {
+    const hw::TopoLink& link = links[static_cast<std::size_t>(l)];
+    if (nodes[static_cast<std::size_t>(link.dst)].kind == hw::NodeKind::kNic) into[link.dst] += link.bandwidth.value();
+  }
+  GpuNics out;
+  for (const auto& [nic, bandwidth] : into) {
+    double uplink = 0;
+    for (std::int32_t l : t.out_links(nic)) {
+      const hw::TopoLink& link = links[static_cast<std::size_t>(l)];
+      if (nodes[static_cast<std::size_t>(link.dst)].kind != hw::NodeKind::kGpu) uplink += link.bandwidth.value();
+    }
+    const hw::TopoNode& n = nodes[static_cast<std::size_t>(nic)];
+    if (uplink <= 0) {
+      throw InputError(node_path(n), json_string(n.name),
+                       "a NIC a GPU sends through needs a link out towards the fabric (a switch or another NIC); "
+                       "this one only leads back to GPUs");
+    }
+    std::set<std::int32_t> sharers;
+    for (std::int32_t l : t.in_links(nic)) {
+      const hw::TopoLink& link = links[static_cast<std::size_t>(l)];
+      if (nodes[static_cast<std::size_t>(link.src)].kind == hw::NodeKind::kGpu) sharers.insert(link.src);
+    }
+    ++out.count;
+    out.total_bytes_per_s += std::min(bandwidth, uplink) / static_cast<double>(sharers.size());
+  }
+  return out;
+}
+
+std::string nics_text(const GpuNics& n) {
+  return std::to_string(n.count) + " NIC(s) carrying " + gbps_text(n.total_bytes_per_s) + " in all";
+}
+
+/// nics_per_gpu and nic_bandwidth: one figure per system, so every GPU must have the same NICs.
+void derive_nics(const hw::Topology& t, const std::vector<const hw::TopoNode*>& gpus,
+                 const std::optional<hw::SystemSpec>& preset, const std::string& file, hw::SystemSpec& s) {
+  const GpuNics first = nics_of(t, *gpus.front());
+  for (const hw::TopoNode* g : gpus) {
+    const GpuNics n = nics_of(t, *g);
+    if (n.count == first.count && same_rate(n.total_bytes_per_s, first.total_bytes_per_s)) continue;
+    throw InputError(node_path(*g), json_string(g->name),
+                     "every GPU needs the same NICs (nics_per_gpu and nic_bandwidth are one figure per system): "
+                     "gpu_index 0 has " + nics_text(first) + ", gpu_index " + std::to_string(g->gpu_index) +
+                         " has " + nics_text(n));
+  }
+  if (first.count > 0) {
+    s.nics_per_gpu = first.count;
+    s.nic_bandwidth = BytesPerSecond(first.total_bytes_per_s / static_cast<double>(first.count));
+    const std::string how = "topology " + file + ": every GPU links to " + std::to_string(first.count) +
+                            " NIC(s); each NIC counts the smaller of the GPU's link into it and its links out "
+                            "towards the fabric, shared among the GPUs linked to it";
+    s.sources["nics_per_gpu"] = how;
+    s.sources["nic_bandwidth_gbit"] = how + ": " + gbps_text(first.total_bytes_per_s) + " per GPU";
+    return;
+  }
+  if (s.num_nvlink_domains() > 1) {
+    throw InputError(node_path(*gpus.front()), json_string(gpus.front()->name),
+                     "GPUs of different NVLink domains talk through NICs, and this GPU has no link to a NIC");
+  }
+  // One domain: the scale-out figures are never used, but stay finite and traceable.
+  s.nics_per_gpu = 1;
+  s.nic_bandwidth = preset ? preset->nic_bandwidth : gigabits_per_second(kDefaultNicGbit);
+  const std::string why = "[unused] the GPUs of topology " + file + " have no NIC and form one NVLink domain; ";
+  s.sources["nics_per_gpu"] = why + "one NIC per GPU";
+  s.sources["nic_bandwidth_gbit"] =
+      why + (preset ? "taken from preset " + preset->name : "400 Gb/s, the NIC of most presets");
+}
+
+/// NVLS, efficiencies and per-step latencies describe NCCL on the hardware, not the wiring: they
+/// come from the preset with the same GPU and domain size, else from documented defaults.
+void take_nccl_figures(const std::optional<hw::SystemSpec>& preset, const std::string& file, DerivedSystem& out) {
+  hw::SystemSpec& s = out.system;
+  const std::vector<std::string> keys = {"nvls", "nvlink_efficiency", "network_efficiency", "nvlink_latency_us",
+                                         "network_latency_us"};
+  if (preset) {
+    s.nvls = preset->nvls;
+    s.nvlink_efficiency = preset->nvlink_efficiency;
+    s.network_efficiency = preset->network_efficiency;
+    s.nvlink_latency = preset->nvlink_latency;
+    s.network_latency = preset->network_latency;
+    out.matched_preset = preset->name;
+    for (const auto& key : keys) {
+      s.sources[key] = "[preset] " + preset->name + ", the preset with GPU " + preset->gpu.name +
+                       " and NVLink domains of " + std::to_string(s.nvlink_domain_size) + ": " + preset->sources.at(key);
+    }
+    return;
+  }
+  s.nvls = false;  // unknown switch generation: no in-switch reduction rather than an optimistic one
+  s.nvlink_efficiency = kDefaultNvlinkEfficiency;
+  s.network_efficiency = kDefaultNetworkEfficiency;
+  s.nvlink_latency = microseconds(kDefaultNvlinkLatencyUs);
+  s.network_latency = microseconds(kDefaultNetworkLatencyUs);
+  const std::string why = "[default] no system preset has GPU " + s.gpu.name + " with NVLink domains of " +
+                          std::to_string(s.nvlink_domain_size) + " GPUs (docs/topology.md)";
+  for (const auto& key : keys) s.sources[key] = why;
+  out.warnings.push_back("topology " + file + ": no system preset has GPU " + s.gpu.name + " with NVLink domains of " +
+                         std::to_string(s.nvlink_domain_size) +
+                         " GPUs; NCCL figures are defaults: NVLink efficiency 0.822, network efficiency 0.94, "
+                         "latencies 3.4 us (NVLink) and 14 us (network) per step, NVLS off");
+}
+
+/// The cost models take a GPU's NVLink bandwidth from its preset; a file that wires GPUs at another
+/// rate is told so rather than silently overruled.
+void check_nvlink_rate(const hw::Topology& t, const std::vector<const hw::TopoNode*>& gpus, const std::string& file,
+                       DerivedSystem& out) {
+  if (out.system.nvlink_domain_size < 2) return;
+  const double preset_rate = out.system.gpu.nvlink_bandwidth.value();
+  for (const hw::TopoNode* g : gpus) {
+    double rate = 0;
+    for (std::int32_t l : t.out_links(g->id)) {
+      const hw::TopoLink& link = t.links()[static_cast<std::size_t>(l)];
+      if (link.tier == hw::LinkTier::kNvlink) rate += link.bandwidth.value();
+    }
+    if (std::abs(rate - preset_rate) <= 1e-6 * preset_rate) continue;
+    out.warnings.push_back("topology " + file + ": " + g->name + " has " + gbps_text(rate) +
+                           " of NVLink links out, GPU preset " + out.system.gpu.name + " has " + gbps_text(preset_rate) +
+                           " per GPU; the estimate uses the preset's figure");
+    return;
+  }
+}
+
+}  // namespace
+
+DerivedSystem derive_system_spec(const hw::Topology& t, const std::string& file, const std::optional<hw::GpuSpec>& gpu) {
+  try {
+    DerivedSystem out;
+    hw::SystemSpec& s = out.system;
+    const auto gpus = gpus_in_rank_order(t);
+    if (gpus.empty()) throw InputError("/nodes", "", "a topology needs at least one GPU");
+    s.name = t.name;
+    s.description = t.description;
+    s.gpu = gpu ? *gpu : load_gpu_preset(t.gpu, "/gpu");
+    s.gpus = static_cast<std::int64_t>(gpus.size());
+    s.sources["gpus"] = "topology " + file + ": " + std::to_string(s.gpus) + " GPU nodes";
+    s.nvlink_domain_size = domain_size(gpus);
+    s.sources["nvlink_domain_size"] =
+        "topology " + file + ": every NVLink domain (the GPUs' \"domain\") holds " + std::to_string(s.nvlink_domain_size) + " GPUs";
+    // Matched on the file's GPU, as a preset keeps its cluster figures under a system.gpu override.
+    const auto preset = matching_preset(t.gpu, s.nvlink_domain_size, s.gpus);
+    derive_gpus_per_node(gpus, preset, file, s);
+    derive_nics(t, gpus, preset, file, s);
+    take_nccl_figures(preset, file, out);
+    check_nvlink_rate(t, gpus, file, out);
+    return out;
+  } catch (InputError& e) {
+    e.in_file(file);
+    throw;
+  }
 }
 
 }  // namespace moesim::config

@@ -46,6 +46,8 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages,
     r.warnings.push_back(fmt::format("{} layers do not split evenly over pp·vpp = {} chunks; layers per stage: {}",
                                      s.model.num_layers, p.pp * p.vpp, fmt::join(r.layout.layers_per_stage, ", ")));
   }
+  // Assumptions the loader made (e.g. a topology file no preset matches).
+  r.warnings.insert(r.warnings.end(), s.load_warnings.begin(), s.load_warnings.end());
   // The closed form prices balanced expert loads; the simulation draws the routing and runs each
   // EP rank with its own load.
   const bool estimate = r.fidelity == "estimate";

@@ -166,6 +166,12 @@ nlohmann::json model_to_json(const model::ModelSpec& m) {
 
 nlohmann::json scenario_to_json(const Scenario& s) {
   Json system{{"preset", s.system.name}, {"gpus", s.system.gpus}, {"gpu", s.system.gpu.name}};
+  if (!s.topology_file.empty()) {
+    // The file, as written, replaces the preset: a scenario naming both is refused, so the echo
+    // must not, and the file's name would not be a preset name anyway.
+    system.erase("preset");
+    system["topology"] = s.topology_file;
+  }
   if (!s.profile.empty()) system["profile"] = s.profile;
   const auto& p = s.parallel;
   Json moe{{"dispatcher", std::string(to_string(s.moe.dispatcher))},

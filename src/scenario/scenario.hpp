@@ -78,6 +78,11 @@ struct Scenario {
   std::string model_ref;
   model::ModelSpec model;
   hw::SystemSpec system;
+  /// system.topology as written ("" = a preset): the cluster was derived from this topology file
+  /// (relative to the scenario's folder; docs/topology.md), its figures' origins in system.sources.
+  std::string topology_file;
+  /// Assumptions made while loading that the result must report (a topology file no preset matches).
+  std::vector<std::string> load_warnings;
   std::string profile;  ///< system.profile: calibration profile path ("" = datasheet figures)
   TrainingSpec training;
   ParallelSpec parallel;

@@ -37,7 +37,8 @@ TEST_CASE("every invalid scenario is refused with its expected message") {
        {"malformed-json", "unknown-key-top", "unknown-key-nested", "wrong-type", "negative-size", "zero-size",
         "tp-not-dividing-heads", "ep-not-dividing-experts", "gpus-not-divisible", "global-batch-not-divisible",
         "nvfp4-on-h100", "unknown-model-preset", "unknown-system-preset", "missing-hf-config", "dp-disagrees",
-        "absurd-gpus", "schema-mismatch"}) {
+        "absurd-gpus", "schema-mismatch", "topology-missing-file", "topology-dangling-link", "topology-with-preset",
+        "topology-gpus-disagree"}) {
     CAPTURE(required);
     CHECK(std::binary_search(cases.begin(), cases.end(), required));
   }
@@ -47,8 +48,9 @@ TEST_CASE("every invalid scenario is refused with its expected message") {
     const std::string expect = "tests/invalid/" + name + ".expect";
     REQUIRE_MESSAGE(fs::exists(expect), "missing " << expect);
     const std::string expected = first_line(read_text_file(expect));
-    // The scenario file, or the file it names when that one is at fault (a missing hf_config).
-    CHECK(expected.starts_with("tests/invalid/"));
+    // The scenario file, or the file it names when that one is at fault (a missing hf_config, a broken
+    // topology file, which topology-dangling-link borrows from tests/invalid-topology/).
+    CHECK((expected.starts_with("tests/invalid/") || expected.starts_with("tests/invalid-topology/")));
     CHECK(refusal(json) == expected);
   }
 }
