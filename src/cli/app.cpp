@@ -28,6 +28,7 @@ int run(int argc, char** argv) {
   register_accuracy(app, commands);
   register_topo(app, commands);
   register_collective(app, commands);
+  register_skew(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

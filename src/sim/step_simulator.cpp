@@ -16,6 +16,7 @@
 #include "estimate/layer_cost.hpp"
 #include "estimate/result_common.hpp"
 #include "moe/expert_loads.hpp"
+#include "moe/placement.hpp"
 #include "schedule/pipeline_schedule.hpp"
 #include "sim/chunk_program.hpp"
 #include "sim/port_network.hpp"
@@ -169,7 +170,9 @@ class StepSimulation {
     if (s_.moe.capacity_factor) {
       dropped_ += moe::apply_capacity(experts, *s_.moe.capacity_factor);
     }
-    std::vector<double> loads = moe::rank_loads(experts, p.ep);
+    std::vector<double> loads = options_.redundant_experts_per_rank >= 0
+                                    ? moe::placed_rank_loads(experts, placement_of(layer, tokens_per_rank))
+                                    : moe::rank_loads(experts, p.ep);
     // Relative to the balanced share, so dropped copies also shorten the expert work.
     const double mean = static_cast<double>(tokens_per_rank * s_.model.moe_router_topk);
     for (double& l : loads) l = mean > 0 ? l / mean : 1.0;
@@ -178,6 +181,19 @@ class StepSimulation {
     imbalance_max_ = std::max(imbalance_max_, worst);
     ++imbalance_draws_;
     return load_cache_.emplace(key, std::move(loads)).first->second;
+  }
+
+  /// EPLB re-places a layer's experts from the loads it expects (its popularity), not from one
+  /// micro-batch's draw, as the balancer works from accumulated statistics.
+  const moe::ExpertPlacement& placement_of(std::int32_t layer, std::int64_t tokens_per_rank) {
+    auto it = placements_.find(layer);
+    if (it != placements_.end()) return it->second;
+    std::vector<double> expected = loads_.popularity(layer);
+    const double copies = static_cast<double>(tokens_per_rank * s_.parallel.ep * s_.model.moe_router_topk);
+    for (double& x : expected) x *= copies;
+    return placements_
+        .emplace(layer, moe::balanced_placement(expected, s_.parallel.ep, options_.redundant_experts_per_rank))
+        .first->second;
   }
 
   /// The factor by which an op's cost follows this rank's expert load: the expert block's kernels
@@ -599,6 +615,7 @@ class StepSimulation {
   /// EP collectives in progress per stage, by sequence number.
   std::vector<std::map<std::int64_t, EpBarrier>> barriers_;
   std::map<std::int64_t, std::vector<double>> load_cache_;
+  std::map<std::int32_t, moe::ExpertPlacement> placements_;
   double imbalance_sum_ = 0, imbalance_max_ = 1.0, dropped_ = 0;
   std::int64_t imbalance_draws_ = 0;
   double boundary_bytes_ = 0;
@@ -635,6 +652,12 @@ SimOutput StepSimulation::finish() {
   b.critical_stage = c.stage;
   b.moe_imbalance = imbalance_draws_ > 0 ? imbalance_sum_ / static_cast<double>(imbalance_draws_) : 1.0;
   estimate::finish_result(r, stages_, params_);
+  if (options_.redundant_experts_per_rank >= 0 && ep_sim_ > 1) {
+    r.warnings.push_back(fmt::format(
+        "experts re-placed EPLB-style with {} redundant slot(s) per EP rank from each layer's expected loads; "
+        "the replicas' weights are not yet counted in memory",
+        options_.redundant_experts_per_rank));
+  }
   if (s_.model.is_moe() && s_.parallel.ep > 1 && imbalance_draws_ > 0) {
     r.routing.present = true;
     r.routing.draws = imbalance_draws_;

@@ -5,6 +5,8 @@
 // all-gathers run on their own streams and overlap compute; every transfer is a flow on the
 // rank's NVLink and network ports, so concurrent traffic shares bandwidth (max-min fair).
 // Bubbles, exposed communication and the critical rank come out of the run.
+#include <cstdint>
+
 #include "scenario/result.hpp"
 #include "scenario/timeline.hpp"
 
@@ -12,6 +14,10 @@ namespace moesim::sim {
 
 struct SimOptions {
   bool record_timeline = false;  ///< fill SimOutput::timeline (op-level events for the trace)
+  /// Expert placement: -1 keeps Megatron's contiguous placement; N >= 0 re-places the experts of
+  /// every MoE layer EPLB-style from its expected loads with N redundant slots per EP rank
+  /// (moe/placement.hpp). Only matters under skewed routing.
+  std::int64_t redundant_experts_per_rank = -1;
 };
 
 struct SimOutput {
