@@ -71,7 +71,9 @@ Seconds KernelCostModel::gemm(const GemmShape& s, Precision precision) const {
   const FlopsPerSecond peak = gpu_.peak(precision).value_or(bf16_peak_);
   const Flops flops(2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
                     static_cast<double>(s.batch));
-  const Seconds compute_time = flops / (peak * gemm_efficiency(s));
+  // The shape factors scale the sustained ceiling of the precision the GEMM runs in.
+  const double ceiling_ratio = gpu_.gemm_efficiency_ceiling(precision) / gpu_.gemm_peak_efficiency;
+  const Seconds compute_time = flops / (peak * gemm_efficiency(s) * ceiling_ratio);
   const double in_bytes = gemm_operand_bytes(precision);
   const Bytes traffic(static_cast<double>(s.batch) *
                       (in_bytes * static_cast<double>(s.m * s.k + s.k * s.n) + 2.0 * static_cast<double>(s.m * s.n)));

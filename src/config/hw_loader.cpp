@@ -127,6 +127,28 @@ void read_dense_peaks(const ObjectReader& r, hw::GpuSpec& spec) {
   }
 }
 
+/// Optional per-precision sustained GEMM ceilings; each needs its own source key
+/// "gemm_peak_efficiency_by_precision.<precision>".
+std::vector<std::string> read_precision_efficiencies(const ObjectReader& r, hw::GpuSpec& spec) {
+  std::vector<std::string> source_keys;
+  const Json* value = r.get("gemm_peak_efficiency_by_precision");
+  if (!value) return source_keys;
+  const std::string field = "gemm_peak_efficiency_by_precision";
+  ObjectReader effs(*value, r.path_of(field), precision_names({kAllPrecisions.begin(), kAllPrecisions.end()}));
+  for (Precision p : kAllPrecisions) {
+    const std::string key(to_string(p));
+    const auto eff = effs.optional_number(key, kFraction);
+    if (!eff) continue;
+    if (!spec.supports(p)) {
+      throw InputError(effs.path_of(key), format_number(*eff), "no dense_peak_tflops." + key + " for this efficiency",
+                       join(precision_names({kAllPrecisions.begin(), kAllPrecisions.end()})));
+    }
+    spec.gemm_peak_efficiency_by_precision[p] = *eff;
+    source_keys.push_back(field + "." + key);
+  }
+  return source_keys;
+}
+
 }  // namespace
 
 hw::GpuSpec parse_gpu_spec(const Json& obj, const std::string& file) {
@@ -134,7 +156,7 @@ hw::GpuSpec parse_gpu_spec(const Json& obj, const std::string& file) {
     ObjectReader r(obj, "",
                    {"name", "display_name", "architecture", "sm_count", "dense_peak_tflops", "hbm_capacity_gb",
                     "hbm_bandwidth_gbps", "nvlink_bandwidth_gbps", "gemm_peak_efficiency", "hbm_efficiency",
-                    "attention_efficiency", "sources"});
+                    "attention_efficiency", "gemm_peak_efficiency_by_precision", "sources"});
     hw::GpuSpec spec;
     spec.name = require_nonempty_string(r, "name");
     spec.display_name = require_nonempty_string(r, "display_name");
@@ -148,13 +170,15 @@ hw::GpuSpec parse_gpu_spec(const Json& obj, const std::string& file) {
     spec.gemm_peak_efficiency = r.require_number("gemm_peak_efficiency", kFraction);
     spec.hbm_efficiency = r.require_number("hbm_efficiency", kFraction);
     spec.attention_efficiency = r.require_number("attention_efficiency", kFraction);
+    const std::vector<std::string> efficiency_sources = read_precision_efficiencies(r, spec);
     std::vector<std::string> per_precision;
     for (const auto& [p, rate] : spec.dense_peak) per_precision.push_back("dense_peak_tflops." + std::string(to_string(p)));
-    spec.sources = read_sources(r,
-                                {"architecture", "sm_count", "dense_peak_tflops", "hbm_capacity_gb", "hbm_bandwidth_gbps",
-                                 "nvlink_bandwidth_gbps", "gemm_peak_efficiency", "hbm_efficiency",
-                                 "attention_efficiency"},
-                                per_precision, "dense_peak_tflops", per_precision);
+    std::vector<std::string> figures{"architecture", "sm_count", "dense_peak_tflops", "hbm_capacity_gb", "hbm_bandwidth_gbps",
+                                     "nvlink_bandwidth_gbps", "gemm_peak_efficiency", "hbm_efficiency",
+                                     "attention_efficiency"};
+    // Every per-precision efficiency is a figure of its own and must cite its source.
+    figures.insert(figures.end(), efficiency_sources.begin(), efficiency_sources.end());
+    spec.sources = read_sources(r, figures, per_precision, "dense_peak_tflops", per_precision);
     return spec;
   } catch (InputError& e) {
     e.in_file(file);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
+#include <vector>
 
 #include "config/hw_loader.hpp"
 #include "config/json_reader.hpp"
@@ -199,6 +201,62 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
   return {};
 }
 
+// ---- Megatron-Bridge release tables --------------------------------------------------------------
+//
+// Megatron-Bridge republishes its performance table with every container release, and the same model
+// on the same GPU moves by up to 2x between releases at an identical layout (Qwen3-30B-A3B on GB200:
+// 26,112 tokens/s/GPU in 26.04.01, 39,936 in 26.08) because the software under it changed (fused
+// MoE kernels, CUDA graphs, recipe tuning), not the hardware. One static model cannot match every
+// release, so the rule is: for each (task, model, GPU) the newest release that lists it is the
+// reference, and the rows of older releases are reported as superseded (-v prints them; nothing is
+// removed from the file). The rule uses release numbers only, never the error of a point.
+
+struct BridgeRow {
+  std::vector<int> release;  ///< e.g. {26, 4, 1} for "mb-26-04-01-..."
+  std::string task;          ///< "pre-training", "sft", "lora"
+};
+
+std::optional<BridgeRow> bridge_row(const std::string& id) {
+  if (id.rfind("mb-", 0) != 0) return std::nullopt;
+  BridgeRow row;
+  std::size_t pos = 3;
+  while (pos < id.size() && std::isdigit(static_cast<unsigned char>(id[pos]))) {
+    const std::size_t dash = id.find('-', pos);
+    if (dash == std::string::npos) return std::nullopt;
+    row.release.push_back(std::stoi(id.substr(pos, dash - pos)));
+    pos = dash + 1;
+  }
+  const std::size_t dgx = id.find("-dgx-", pos);
+  if (row.release.empty() || dgx == std::string::npos) return std::nullopt;
+  row.task = id.substr(pos, dgx - pos);
+  return row;
+}
+
+std::string release_name(const std::vector<int>& release) {
+  std::string out;
+  for (int part : release) out += (out.empty() ? "" : ".") + std::string(part < 10 ? "0" : "") + std::to_string(part);
+  return out;
+}
+
+/// Marks the Megatron-Bridge rows that a newer release of the same (task, model, GPU) supersedes.
+void mark_superseded_releases(std::vector<PublishedPoint>& points, const std::vector<std::string>& row_keys) {
+  std::map<std::string, std::vector<int>> newest;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto row = bridge_row(points[i].id);
+    if (!row) continue;
+    auto& best = newest[row_keys[i]];
+    best = std::max(best, row->release);
+  }
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto row = bridge_row(points[i].id);
+    if (!row || !points[i].skip_reason.empty()) continue;
+    const auto& best = newest[row_keys[i]];
+    if (row->release == best) continue;
+    points[i].skip_reason = "superseded: Megatron-Bridge " + release_name(best) + " republishes " + row->task + " of " +
+                            points[i].subgroup + "; only the newest release of a (task, model, GPU) is validated";
+  }
+}
+
 std::string run_key(const Json& rec, const std::string& group) {
   return group + "|" + rec.at("gpu").dump() + "|" + rec.at("num_gpus").dump() + "|" + rec.at("model").dump() + "|" +
          rec.at("parallel").dump() + "|" + rec.at("micro_batch").dump() + "|" + rec.at("global_batch").dump() + "|" +
@@ -211,6 +269,7 @@ std::vector<PublishedPoint> load_published_points(const std::string& path) {
   const Json doc = load_json_file(path);
   if (!doc.is_array()) throw InputError("", describe_value(doc), "expected an array of measurements").in_file(path);
   std::vector<PublishedPoint> points;
+  std::vector<std::string> row_keys;  ///< (task, model, GPU) of each point, for the release rule
   std::map<std::string, std::size_t> by_run;
   for (std::size_t i = 0; i < doc.size(); ++i) {
     const Json& rec = doc[i];
@@ -232,11 +291,18 @@ std::vector<PublishedPoint> load_published_points(const std::string& path) {
       pt.skip_reason = build_scenario(rec, gi, pt);
       pt.subgroup = lower(rec.at("model").is_null() ? "unknown" : rec.at("model").value("name", "unknown")) + "/" +
                     lower(rec.at("gpu").get<std::string>());
+      const auto row = bridge_row(pt.id);
+      if (row && row->task == "lora" && pt.skip_reason.empty()) {
+        pt.skip_reason = "LoRA fine-tuning is not modelled (frozen base weights: no weight-gradient GEMMs, optimizer "
+                         "step or gradient traffic for them)";
+      }
+      const std::string row_key = (row ? row->task : std::string()) + "|" + pt.subgroup;
       const std::string key = run_key(rec, gi.group);
       auto it = by_run.find(key);
       if (it == by_run.end()) {
         by_run.emplace(key, points.size());
         points.push_back(std::move(pt));
+        row_keys.push_back(row_key);
       } else if (metric_rank(pt.metric) < metric_rank(points[it->second].metric)) {
         points[it->second] = std::move(pt);
       }
@@ -246,6 +312,7 @@ std::vector<PublishedPoint> load_published_points(const std::string& path) {
       throw e.in_file(path);
     }
   }
+  mark_superseded_releases(points, row_keys);
   return points;
 }
 

@@ -23,12 +23,20 @@ struct GpuSpec {
   /// Best measured dense GEMM rate / datasheet peak (BF16), from published microbenchmarks: the
   /// ceiling the GEMM efficiency model approaches for large, well-shaped problems.
   double gemm_peak_efficiency = 0;
+  /// The same ceiling measured for a narrower tensor-core format where one is published (FP8 and FP4
+  /// GEMMs draw more power per FLOP and sustain a lower fraction of their peak); absent: the BF16 figure.
+  std::map<Precision, double> gemm_peak_efficiency_by_precision;
   /// Measured device-to-device copy rate / datasheet HBM bandwidth: the ceiling of memory-bound kernels.
   double hbm_efficiency = 0;
   /// Measured FlashAttention forward rate / datasheet BF16 peak (hd128, long sequence).
   double attention_efficiency = 0;
   std::map<std::string, std::string> sources;  ///< figure name → citation
 
+  /// Sustained GEMM ceiling of precision `p` (its own measurement, else the BF16 one).
+  [[nodiscard]] double gemm_efficiency_ceiling(Precision p) const {
+    auto it = gemm_peak_efficiency_by_precision.find(p);
+    return it == gemm_peak_efficiency_by_precision.end() ? gemm_peak_efficiency : it->second;
+  }
   [[nodiscard]] bool supports(Precision p) const { return dense_peak.count(p) != 0; }
   [[nodiscard]] std::optional<FlopsPerSecond> peak(Precision p) const {
     auto it = dense_peak.find(p);

@@ -1,12 +1,19 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
 
 #include "../test_paths.hpp"
 #include "accuracy/accuracy.hpp"
 #include "config/published_loader.hpp"
 
 using namespace moesim;
+
+// The bounds of the accuracy issue (docs/accuracy.md), asserted at fidelity simulation, the default:
+// MAPE <= 10 % on the dense public groups, <= 15 % on the public MoE points.
 
 namespace {
 const std::vector<accuracy::PublishedPoint>& points() {
@@ -20,29 +27,106 @@ void print(const accuracy::AccuracyReport& rep) {
   }
   for (const auto& g : rep.groups) std::printf("  group %s: %d points, MAPE %.1f%%\n", g.group.c_str(), g.points, 100 * g.mape);
 }
+
+struct Slice {
+  int points = 0;
+  double mape = 0;
+};
+
+/// MAPE over the outcomes of one group whose subgroup ("model/gpu") passes `keep`.
+Slice slice(const std::string& group, const std::function<bool(const std::string&)>& keep) {
+  static std::map<std::string, accuracy::AccuracyReport> reports;
+  auto it = reports.find(group);
+  if (it == reports.end()) it = reports.emplace(group, accuracy::run_accuracy(points(), group)).first;
+  Slice s;
+  for (const auto& o : it->second.outcomes) {
+    if (!o.failure.empty() || !keep(o.point->subgroup)) continue;
+    ++s.points;
+    s.mape += std::abs(o.error);
+    std::printf("  %-80s error %+6.1f%%\n", o.point->id.c_str(), 100.0 * o.error);
+  }
+  if (s.points > 0) s.mape /= s.points;
+  std::printf("  %s slice: %d points, MAPE %.1f%%\n", group.c_str(), s.points, 100 * s.mape);
+  return s;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+/// Megatron-Bridge subgroups are "<model>/<gpu>"; H100 rows read "h100-sxm-80gb".
+auto bridge(const std::string& model_prefix, const std::string& gpu) {
+  return [=](const std::string& sub) { return starts_with(sub, model_prefix) && ends_with(sub, "/" + gpu); };
+}
 }  // namespace
 
-TEST_CASE("accuracy: Narayanan 2021 Table 1 (A100, GPT 1.7B-1T) MAPE <= 15%") {
+TEST_CASE("accuracy: Narayanan 2021 Table 1 (A100, GPT 1.7B-1T) MAPE <= 10%") {
   const auto rep = accuracy::run_accuracy(points(), "narayanan2021");
   print(rep);
   REQUIRE(rep.groups.size() == 1);
   CHECK(rep.groups[0].points == 10);
-  CHECK(rep.groups[0].mape <= 0.15);
+  CHECK(rep.groups[0].mape <= 0.10);
 }
 
-TEST_CASE("accuracy: Megatron-Core H100 weak scaling (GPT 1.7B-462B) MAPE <= 15%") {
+TEST_CASE("accuracy: Korthikanti 2022 step times and MFU (A100) MAPE <= 10%") {
+  const auto rep = accuracy::run_accuracy(points(), "korthikanti2022");
+  print(rep);
+  REQUIRE(rep.groups.size() == 1);
+  CHECK(rep.groups[0].points == 12);
+  CHECK(rep.groups[0].mape <= 0.10);
+}
+
+TEST_CASE("accuracy: Megatron-Core H100 weak scaling (GPT 1.7B-462B) MAPE <= 10%") {
   const auto rep = accuracy::run_accuracy(points(), "mcore-weak-scaling");
   print(rep);
   REQUIRE(rep.groups.size() == 1);
   CHECK(rep.groups[0].points == 9);
+  CHECK(rep.groups[0].mape <= 0.10);
+}
+
+// Not met yet (docs/accuracy.md, "What is left"): Blackwell FP8/MXFP8/NVFP4 rows are over-predicted.
+TEST_CASE("accuracy: Megatron-Bridge Llama-3 8B/70B/405B per GPU type MAPE <= 10%" * doctest::may_fail()) {
+  for (const char* gpu : {"h100-sxm-80gb", "b200", "gb200"}) {
+    CAPTURE(gpu);
+    const Slice s = slice("megatron-bridge", bridge("llama-3", gpu));
+    CHECK(s.points >= 2);
+    CHECK(s.mape <= 0.10);
+  }
+}
+
+// Not met yet on B200 (its newest row, 26.04.01, predates the MoE speed-ups of 26.06).
+TEST_CASE("accuracy: Megatron-Bridge Qwen3-30B-A3B on every GPU type MAPE <= 15%" * doctest::may_fail()) {
+  for (const char* gpu : {"h100-sxm-80gb", "b200", "b300", "gb200", "gb300"}) {
+    CAPTURE(gpu);
+    const Slice s = slice("megatron-bridge", bridge("qwen3-30b-a3b", gpu));
+    CHECK(s.points >= 1);
+    CHECK(s.mape <= 0.15);
+  }
+}
+
+// Not met yet: +16 %.
+TEST_CASE("accuracy: Megatron-Core MoE Mixtral-8x7B (64 H100) error <= 15%" * doctest::may_fail()) {
+  const auto rep = accuracy::run_accuracy(points(), "mcore-moe");
+  print(rep);
+  REQUIRE(rep.groups.size() == 1);
   CHECK(rep.groups[0].mape <= 0.15);
+}
+
+TEST_CASE("accuracy: superseded Megatron-Bridge releases and LoRA rows are skipped with a reason") {
+  int superseded = 0, lora = 0;
+  for (const auto& p : points()) {
+    if (p.skip_reason.rfind("superseded", 0) == 0) ++superseded;
+    if (p.skip_reason.rfind("LoRA", 0) == 0) ++lora;
+  }
+  CHECK(superseded > 0);
+  CHECK(lora > 0);
 }
 
 TEST_CASE("accuracy: every end-to-end point either runs or says why it is skipped") {
   const auto rep = accuracy::run_accuracy(points());
   for (const auto* p : rep.skipped) CHECK_MESSAGE(!p->skip_reason.empty(), p->id);
   for (const auto& o : rep.outcomes) CHECK_MESSAGE(o.failure.empty(), o.point->id << ": " << o.failure);
-  CHECK(rep.outcomes.size() > 100);
+  CHECK(rep.outcomes.size() > 60);
   std::printf("  all points: %zu run, %zu skipped, overall MAPE %.1f%%\n", rep.outcomes.size(), rep.skipped.size(),
               100 * rep.overall_mape);
 }

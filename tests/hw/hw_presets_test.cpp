@@ -278,3 +278,18 @@ TEST_CASE("a system file is read strictly and names the GPU preset it uses") {
   CHECK(error_of(unsourced, false) ==
         "bad.json: at /sources/network_latency_us: required field is missing: every figure needs its source");
 }
+
+TEST_CASE("hw presets: per-precision GEMM ceilings cite a source and do not exceed the BF16 short-run best") {
+  for (const auto& name : config::gpu_preset_names()) {
+    const hw::GpuSpec g = config::load_gpu_preset(name);
+    for (const auto& [p, eff] : g.gemm_peak_efficiency_by_precision) {
+      CAPTURE(name);
+      CHECK(g.supports(p));
+      CHECK(eff > 0.4);
+      CHECK(eff < 0.95);
+      CHECK(g.sources.count("gemm_peak_efficiency_by_precision." + std::string(to_string(p))) == 1);
+      CHECK(g.gemm_efficiency_ceiling(p) == eff);
+    }
+    CHECK(g.gemm_efficiency_ceiling(Precision::kBf16) == g.gemm_peak_efficiency);
+  }
+}
