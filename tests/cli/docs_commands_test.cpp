@@ -47,6 +47,7 @@ fs::path scratch() {
   link(test::source_dir() / "tests", work / "tests");
   link(test::source_dir() / "src", work / "src");
   link(test::source_dir() / "topologies", work / "topologies");
+  link(test::source_dir() / "docs", work / "docs");
   link(test::shared_dir(), top / "shared");
   return work;
 }
