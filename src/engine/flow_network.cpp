@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <span>
 #include <string>
 
 #include "core/error.hpp"
@@ -69,9 +70,8 @@ struct FlowNetwork::Impl {
   /// The batching key: an active flow joins the batch at time t iff its projected finish is within
   /// tolerance·(t - activation) of t, i.e. iff key <= t·(1 + tolerance). One expression for the
   /// per-level filter and the per-flow test, so the two can never disagree by a rounding.
-  [[nodiscard]] double key(const FlowTime& f) const {
-    return f.finish + options.completion_batch_tolerance * f.activation;
-  }
+  [[nodiscard]] double key(const FlowTime& f) const { return batch_key(f, options.completion_batch_tolerance); }
+  static double batch_key(const FlowTime& f, double tolerance) { return f.finish + tolerance * f.activation; }
 
   std::int32_t allocate_slot() {
     if (!free_slots.empty()) {
@@ -87,7 +87,7 @@ struct FlowNetwork::Impl {
     ids.push_back(0);
     callbacks.emplace_back();
     states.push_back(State::kFree);
-    pending_paths.emplace_back();
+    pending_path.emplace_back();
     return s;
   }
 
@@ -184,22 +184,26 @@ struct FlowNetwork::Impl {
     }
 
     // Activations due now. New flows start at t, so their arrival switches the rates at t.
-    if (!pending.empty() && pending.begin()->first <= t) switch_time = now;
+    if (!pending.empty() && pending.begin()->first <= t) {
+      switch_time = now;
+      reserve_for(pending.begin()->second);
+    }
     while (!pending.empty() && pending.begin()->first <= t) {
       for (const std::int32_t s : pending.begin()->second) {
-        if (pending_paths[s].empty()) {
+        if (pending_path[s].length == 0) {
           complete(s, t);  // no link to share: an infinite rate, done after its latency
         } else {
           // As if moving at `bytes` per second for a second from now: the first solve rescales
           // that to the fair rate with the same formula as for every rate change.
-          solver.add(s, pending_paths[s], bytes[s]);
+          solver.add(s, pending_links_of(s), bytes[s]);
           solver.clock(s) = FlowTime{now + kPs, now};
-          std::vector<LinkId>().swap(pending_paths[s]);
+          pending_links_dead += pending_path[s].length;
           states[s] = State::kActive;
         }
       }
       pending.erase(pending.begin());
     }
+    compact_pending_links();
 
     // Links are booked at the new loads from t, but the re-rated flows switch at switch_time; the
     // difference is booked now so that every link's bytes stay those of the flows that crossed it.
@@ -209,33 +213,28 @@ struct FlowNetwork::Impl {
       for (const LinkId l : solver.busy_links()) load_before.emplace_back(l, solver.load(l));
     }
 
-    // A level's earliest finish and smallest keys are gathered while it is frozen, then stored.
-    std::size_t current_level = std::numeric_limits<std::size_t>::max();
-    double min_finish = kInfinity;
-    SmallKeys small;
-    const auto store_level = [&] {
-      if (current_level == std::numeric_limits<std::size_t>::max()) return;
-      if (current_level >= level_min_finish.size()) {
-        level_min_finish.resize(current_level + 1);
-        level_small.resize(current_level + 1);
+    // A level's earliest finish and smallest keys are gathered in locals while it is visited.
+    const double tau = switch_time;
+    const double tolerance = options.completion_batch_tolerance;
+    const bool changed = solver.solve_by_level([&](std::size_t level, double rate, std::span<const std::uint32_t> records,
+                                                   std::span<const double> old_rates) {
+      double min_finish = kInfinity;
+      SmallKeys small;
+      for (std::size_t i = 0; i < records.size(); ++i) {
+        FlowTime& f = solver.clock_at(records[i]);
+        // Bytes left at the switch time are old_rate·(finish - switch); they go on at the new rate.
+        // A true division: old·(1/new) can round a whole-picosecond finish up past its tick.
+        f.finish = tau + (f.finish - tau) * old_rates[i] / rate;
+        min_finish = std::min(min_finish, f.finish);
+        small.insert(batch_key(f, tolerance), solver.slot_at(records[i]));
       }
-      level_min_finish[current_level] = min_finish;
-      level_small[current_level] = small;
-    };
-    const bool changed = solver.solve([&](std::int32_t s, FlowTime& f, double old_rate, double rate, std::size_t level) {
-      if (level != current_level) {
-        store_level();
-        current_level = level;
-        min_finish = kInfinity;
-        small = SmallKeys{};
+      if (level >= level_min_finish.size()) {
+        level_min_finish.resize(level + 1);
+        level_small.resize(level + 1);
       }
-      // Bytes left at the switch time are old_rate·(finish - switch); they go on at the new rate.
-      // A true division: old·(1/new) can round a whole-picosecond finish up past its tick.
-      f.finish = switch_time + (f.finish - switch_time) * old_rate / rate;
-      min_finish = std::min(min_finish, f.finish);
-      small.insert(key(f), s);
+      level_min_finish[level] = min_finish;
+      level_small[level] = small;
     });
-    store_level();
     if (changed && shifted) {
       for (const auto& [l, before] : load_before) {
         stats[l].bytes += (solver.load(l) - before) * (now - switch_time) * kSecondsPerPs;
@@ -259,6 +258,41 @@ struct FlowNetwork::Impl {
     }
     if (!pending.empty()) next = std::min(next, pending.begin()->first);
     if (next != kNever) schedule_wakeup(next);
+  }
+
+  void store_pending_path(std::int32_t s, const std::vector<LinkId>& path) {
+    if (pending_links.size() + path.size() >= std::numeric_limits<std::uint32_t>::max()) {
+      throw InternalError("flow network: more than 2^32 pending path entries");
+    }
+    pending_path[s] = {static_cast<std::uint32_t>(pending_links.size()), static_cast<std::uint32_t>(path.size())};
+    pending_links.insert(pending_links.end(), path.begin(), path.end());
+  }
+
+  [[nodiscard]] std::span<const LinkId> pending_links_of(std::int32_t s) const {
+    return {pending_links.data() + pending_path[s].offset, pending_path[s].length};
+  }
+
+  /// Drops the activated flows' entries once they are half the pool (amortised O(1) per entry).
+  void compact_pending_links() {
+    if (pending_links_dead == 0 || pending_links_dead * 2 < pending_links.size()) return;
+    std::vector<LinkId> kept;
+    kept.reserve(pending_links.size() - pending_links_dead);
+    for (const auto& wave : pending) {
+      for (const std::int32_t s : wave.second) {
+        const std::span<const LinkId> links = pending_links_of(s);
+        pending_path[s].offset = static_cast<std::uint32_t>(kept.size());
+        kept.insert(kept.end(), links.begin(), links.end());
+      }
+    }
+    pending_links.swap(kept);
+    pending_links_dead = 0;
+  }
+
+  /// Grows the solver once for a wave of activations rather than flow by flow.
+  void reserve_for(const std::vector<std::int32_t>& slots) {
+    std::size_t path_links = 0;
+    for (const std::int32_t s : slots) path_links += pending_path[s].length;
+    solver.reserve(slots.size(), path_links);
   }
 
   void record_utilisation(SimTime t) {
@@ -295,7 +329,15 @@ struct FlowNetwork::Impl {
   std::vector<FlowId> ids;
   std::vector<Completion> callbacks;
   std::vector<State> states;
-  std::vector<std::vector<LinkId>> pending_paths;
+  /// Paths of pending flows, back to back in one pool: a vector per flow would keep a million
+  /// small heap blocks alive until activation, and fresh memory is slow to fault in.
+  struct PendingPath {
+    std::uint32_t offset = 0;
+    std::uint32_t length = 0;
+  };
+  std::vector<PendingPath> pending_path;  ///< per slot
+  std::vector<LinkId> pending_links;
+  std::size_t pending_links_dead = 0;     ///< entries of flows already activated
   std::vector<std::int32_t> free_slots;
   FlowId next_id = 0;
   std::map<SimTime, std::vector<std::int32_t>> pending;  ///< activation time -> slots, in add order
@@ -344,7 +386,7 @@ FlowId FlowNetwork::add_flow(FlowRequest request, Completion on_complete) {
   n.callbacks[s] = std::move(on_complete);
   n.states[s] = State::kPending;
   n.bytes[s] = request.bytes;
-  n.pending_paths[s] = std::move(request.path);
+  n.store_pending_path(s, path);
   const SimTime at = request.start + request.latency;
   n.pending[at].push_back(s);
   if (at < n.wake_time) n.schedule_wakeup(at);

@@ -18,6 +18,7 @@ MaxMinSolver::MaxMinSolver(std::vector<double> capacity) : capacity_(std::move(c
   spare_ = capacity_;
   unfrozen_.assign(capacity_.size(), 0);
   link_flows_.resize(capacity_.size());
+  live_.assign(capacity_.size(), 0);
   busy_index_.assign(capacity_.size(), -1);
   link_mark_.assign(capacity_.size(), 0);
 }
@@ -63,11 +64,16 @@ void MaxMinSolver::add(Slot slot, std::span<const Link> path, double initial_rat
   f.rate = initial_rate;
   if (f.path_length <= kInlineLinks) std::copy(path.begin(), path.end(), f.inline_links);
   path_links_.insert(path_links_.end(), path.begin(), path.end());
-  path_slot_.resize(path_links_.size());
-  for (std::uint32_t k = 0; k < f.path_length; ++k) attach(path[k], index, f.path_offset + k);
+  for (const Link l : path) attach(l, index);
   index_of_[s] = index;
   ++present_;
   added_since_solve_ = true;
+}
+
+void MaxMinSolver::reserve(std::size_t flows, std::size_t path_links) {
+  flows_.reserve(flows_.size() + flows);
+  frozen_.reserve(frozen_.size() + flows);
+  path_links_.reserve(path_links_.size() + path_links);
 }
 
 void MaxMinSolver::remove(Slot slot) {
@@ -78,8 +84,9 @@ void MaxMinSolver::remove(Slot slot) {
     const Link l = path_links_[f.path_offset + k];
     // Only a frozen flow's rate was taken out of spare_ by the last solve.
     if (frozen) spare_[l] += f.rate;
-    detach(l, f.path_offset + k);
+    detach(l);
   }
+  frozen_[index] = kRemoved;
   if (frozen) restart_position_ = std::min(restart_position_, f.freeze_position);
   // Leave a hole; reorder() reclaims holes and their path entries after a later solve.
   f.path_length = 0;
@@ -89,41 +96,44 @@ void MaxMinSolver::remove(Slot slot) {
   --present_;
 }
 
-void MaxMinSolver::attach(Link link, std::uint32_t index, std::uint32_t path_index) {
-  auto& list = link_flows_[link];
-  path_slot_[path_index] = static_cast<std::uint32_t>(list.size());
-  list.push_back(index);
-  if (list.size() == 1) {
+void MaxMinSolver::collect_unfrozen(Link link) {
+  const std::uint32_t* list = link_flows_[link].data();
+  const std::size_t n = link_flows_[link].size();
+  std::uint8_t* marks = frozen_.data();
+  const std::uint8_t epoch = frozen_epoch_;
+  std::int32_t wanted = unfrozen_[link];
+  // Backwards, stopping at the link's last unfrozen flow: lists are kept in record order, which
+  // reorder() makes the filling order, so the flows a partial restart re-freezes (and new ones)
+  // sit at the ends and the unchanged prefix is rarely read.
+  for (std::size_t i = n; i-- > 0 && wanted > 0;) {
+    if (i >= kPrefetchMark) __builtin_prefetch(marks + list[i - kPrefetchMark]);
+    const std::uint32_t r = list[i];
+    if (marks[r] == epoch || marks[r] == kRemoved) continue;
+    marks[r] = epoch;
+    freeze_order_.push_back(r);
+    --wanted;
+  }
+  if (wanted != 0) throw InternalError("max-min solver: link " + std::to_string(link) + " lists too few flows");
+}
+
+void MaxMinSolver::attach(Link link, std::uint32_t index) {
+  link_flows_[link].push_back(index);
+  if (++live_[link] == 1) {
     busy_index_[link] = static_cast<std::int32_t>(busy_links_.size());
     busy_links_.push_back(link);
   }
 }
 
-void MaxMinSolver::detach(Link link, std::uint32_t path_index) {
-  auto& list = link_flows_[link];
-  const std::uint32_t pos = path_slot_[path_index];
-  const std::uint32_t moved = list.back();
-  list[pos] = moved;
-  list.pop_back();
-  if (pos < list.size()) {
-    // The moved flow's entry for this link must learn its new position; paths are short.
-    const FlowData& m = flows_[moved];
-    for (std::uint32_t k = 0; k < m.path_length; ++k) {
-      if (path_links_[m.path_offset + k] == link) {
-        path_slot_[m.path_offset + k] = pos;
-        break;
-      }
-    }
-  }
-  if (list.empty()) {
-    const std::int32_t b = busy_index_[link];
-    const Link last = busy_links_.back();
-    busy_links_[b] = last;
-    busy_index_[last] = b;
-    busy_links_.pop_back();
-    busy_index_[link] = -1;
-    spare_[link] = capacity_[link];  // an idle link carries exactly nothing, whatever rounding said
-  }
+void MaxMinSolver::detach(Link link) {
+  // The list entry stays until reorder(); only the count and the busy set change now.
+  if (--live_[link] > 0) return;
+  const std::int32_t b = busy_index_[link];
+  const Link last = busy_links_.back();
+  busy_links_[b] = last;
+  busy_index_[last] = b;
+  busy_links_.pop_back();
+  busy_index_[link] = -1;
+  spare_[link] = capacity_[link];  // an idle link carries exactly nothing, whatever rounding said
 }
 
 bool MaxMinSolver::wants_reorder() const {
@@ -155,19 +165,17 @@ void MaxMinSolver::reorder() {
   }
   flows_.swap(flows);
   path_links_.swap(links);
-  path_slot_.resize(path_links_.size());
-  // Link lists in record order: a bottleneck's own flows are then contiguous in its list.
-  for (const Link l : busy_links_) link_flows_[l].clear();
+  // Link lists in record order: a bottleneck's own flows are then contiguous in its list. Idle
+  // links are cleared too: they may still list removed flows.
+  for (auto& list : link_flows_) list.clear();
   for (std::size_t pos = 0; pos < n; ++pos) {
     const FlowData& r = flows_[pos];
     for (std::uint32_t k = 0; k < r.path_length; ++k) {
-      auto& list = link_flows_[path_links_[r.path_offset + k]];
-      path_slot_[r.path_offset + k] = static_cast<std::uint32_t>(list.size());
-      list.push_back(static_cast<std::uint32_t>(pos));
+      link_flows_[path_links_[r.path_offset + k]].push_back(static_cast<std::uint32_t>(pos));
     }
     freeze_order_[pos] = static_cast<std::uint32_t>(pos);
   }
-  frozen_.assign(n, 1);
+  frozen_.assign(n, frozen_epoch_);
 }
 
 void MaxMinSolver::sift_down(std::size_t i) {
@@ -194,17 +202,23 @@ void MaxMinSolver::heap_pop() {
   if (!heap_.empty()) sift_down(0);
 }
 
-std::int64_t MaxMinSolver::reset_full() {
-  for (const std::uint32_t r : freeze_order_) {
-    flows_[r].freeze_position = kNotFrozen;
-    frozen_[r] = 0;
+void MaxMinSolver::next_epoch() {
+  if (++frozen_epoch_ == kRemoved) {  // wrapped: an old mark could equal the new epoch
+    for (std::uint8_t& m : frozen_) m = m == kRemoved ? kRemoved : std::uint8_t{0};
+    frozen_epoch_ = 1;
   }
+}
+
+std::int64_t MaxMinSolver::reset_full() {
+  // A new epoch unfreezes every record at once. freeze_position is left stale: the filling that
+  // follows rewrites it for every present flow before anyone reads it.
+  next_epoch();
   freeze_order_.clear();
   level_begin_.clear();
   heap_.clear();
   for (const Link l : busy_links_) {
     spare_[l] = capacity_[l];
-    unfrozen_[l] = static_cast<std::int32_t>(link_flows_[l].size());
+    unfrozen_[l] = live_[l];
     heap_.push_back({spare_[l] / static_cast<double>(unfrozen_[l]), l});
   }
   heapify();
@@ -212,45 +226,78 @@ std::int64_t MaxMinSolver::reset_full() {
 }
 
 std::int64_t MaxMinSolver::reset_from(std::size_t level) {
-  const std::uint32_t begin = level_begin_[level];
-  next_mark();
-  touched_.clear();
-  std::int64_t count = 0;
-  const std::size_t n = freeze_order_.size();
-  const std::uint32_t* order = freeze_order_.data();
-  FlowData* flows = flows_.data();
-  std::uint8_t* frozen = frozen_.data();
-  double* spare = spare_.data();
-  std::int32_t* unfrozen = unfrozen_.data();
-  std::uint32_t* marks = link_mark_.data();
-  const std::uint32_t mark = mark_;
-  for (std::size_t i = begin; i < n; ++i) {
-    if (i + kPrefetch < n) __builtin_prefetch(flows + order[i + kPrefetch]);
-    const std::uint32_t r = order[i];
-    FlowData& f = flows[r];
-    if (f.path_length == 0) continue;  // a hole: remove() already gave its rate back
-    f.freeze_position = kNotFrozen;
-    frozen[r] = 0;
-    const double rate = f.rate;
-    const Link* p = links_of(f);
-    const std::uint32_t length = f.path_length;
-    for (std::uint32_t k = 0; k < length; ++k) {
-      const Link l = p[k];
-      spare[l] += rate;
-      ++unfrozen[l];
-      if (marks[l] != mark) {
-        marks[l] = mark;
-        touched_.push_back(l);
-      }
-    }
-    ++count;
-  }
+  // Two ways to reach the state before `level`: take the later levels' flows back out (undo), or
+  // start empty and put the earlier levels' flows back in (redo). Both touch one record per flow,
+  // so take the side with fewer flows. Restarts near level 0 are common (the earliest finishers
+  // are spread over all levels), and redoing them is nearly free.
+  const std::size_t begin = level_begin_[level];
+  const std::size_t rest = freeze_order_.size() - begin;
+  const std::int64_t count = begin < rest ? redo_before(level) : undo_from(level);
   freeze_order_.resize(begin);
   level_begin_.resize(level);
   heap_.clear();
-  for (const Link l : touched_) heap_.push_back({spare_[l] / static_cast<double>(unfrozen_[l]), l});
+  for (const Link l : busy_links_) {
+    if (unfrozen_[l] > 0) heap_.push_back({spare_[l] / static_cast<double>(unfrozen_[l]), l});
+  }
   heapify();
   return count;
+}
+
+std::int64_t MaxMinSolver::undo_from(std::size_t level) {
+  const std::size_t n = freeze_order_.size();
+  const std::uint32_t* order = freeze_order_.data();
+  const FlowData* flows = flows_.data();
+  std::uint8_t* frozen = frozen_.data();
+  const auto unfrozen_mark = static_cast<std::uint8_t>(frozen_epoch_ - 1);  // anything but the epoch
+  double* spare = spare_.data();
+  std::int32_t* unfrozen = unfrozen_.data();
+  std::int64_t count = 0;
+  for (std::size_t i = level_begin_[level]; i < n; ++i) {
+    if (i + kPrefetch < n) __builtin_prefetch(flows + order[i + kPrefetch]);
+    const std::uint32_t r = order[i];
+    const FlowData& f = flows[r];
+    if (f.path_length == 0) continue;  // a hole: remove() already gave its rate back
+    frozen[r] = unfrozen_mark;
+    const double rate = f.rate;
+    const Link* p = links_of(f);
+    for (std::uint32_t k = 0; k < f.path_length; ++k) {
+      spare[p[k]] += rate;
+      ++unfrozen[p[k]];
+    }
+    ++count;
+  }
+  return count;
+}
+
+std::int64_t MaxMinSolver::redo_before(std::size_t level) {
+  next_epoch();
+  for (const Link l : busy_links_) {
+    spare_[l] = capacity_[l];
+    unfrozen_[l] = live_[l];
+  }
+  const std::uint32_t* order = freeze_order_.data();
+  const FlowData* flows = flows_.data();
+  std::uint8_t* frozen = frozen_.data();
+  const std::uint8_t epoch = frozen_epoch_;
+  double* spare = spare_.data();
+  std::int32_t* unfrozen = unfrozen_.data();
+  const std::size_t end = level_begin_[level];
+  std::int64_t kept = 0;
+  for (std::size_t i = 0; i < end; ++i) {
+    if (i + kPrefetch < end) __builtin_prefetch(flows + order[i + kPrefetch]);
+    const std::uint32_t r = order[i];
+    const FlowData& f = flows[r];
+    if (f.path_length == 0) continue;  // a hole: not on any link any more
+    frozen[r] = epoch;
+    const double rate = f.rate;
+    const Link* p = links_of(f);
+    for (std::uint32_t k = 0; k < f.path_length; ++k) {
+      spare[p[k]] -= rate;
+      --unfrozen[p[k]];
+    }
+    ++kept;
+  }
+  return present_ - kept;
 }
 
 }  // namespace moesim::engine

@@ -39,6 +39,10 @@ class MaxMinSolver {
   void add(Slot slot, std::span<const Link> path, double initial_rate = 0);
   /// Removes the flow `slot`; its rate no longer counts on its links.
   void remove(Slot slot);
+  /// Makes room for `flows` more flows with `path_links` path entries in all, so that a wave of
+  /// adds grows the big arrays once instead of by doubling (each doubling copies them and faults
+  /// in fresh pages).
+  void reserve(std::size_t flows, std::size_t path_links);
 
   /// Recomputes the max-min fair rates. `visit(slot, clock, old_rate, new_rate, level)` is called
   /// once for every flow whose rate this solve set, in the order the flows were frozen (old_rate
@@ -49,6 +53,14 @@ class MaxMinSolver {
   /// when nothing had changed. May renumber records (level_flows() indices), never slots.
   template <class Visit>
   bool solve(Visit&& visit);
+  /// The same solve, visited a level at a time: `visit_level(level, rate, records, old_rates)` is
+  /// called once per level this solve filled, with the record indices of the flows it froze (in
+  /// freezing order; slot_at() and clock_at() read them) and their old rates. A caller that sums
+  /// something over a level can keep the sum in a local (a register) instead of behind a
+  /// reference, which a per-flow callback forces into memory because every store to a double
+  /// might alias it.
+  template <class VisitLevel>
+  bool solve_by_level(VisitLevel&& visit_level);
 
   /// Bottlenecks of the last solve, in filling order; level_flows() gives the record indices of
   /// the flows each one froze (valid until the next add, remove or solve).
@@ -59,6 +71,7 @@ class MaxMinSolver {
   }
   [[nodiscard]] Slot slot_at(std::uint32_t index) const { return flows_[index].slot; }
   [[nodiscard]] const Clock& clock_at(std::uint32_t index) const { return flows_[index].clock; }
+  [[nodiscard]] Clock& clock_at(std::uint32_t index) { return flows_[index].clock; }
 
   [[nodiscard]] double rate(Slot slot) const { return record(slot).rate; }
   [[nodiscard]] Clock& clock(Slot slot) { return flows_[index_of(slot)].clock; }
@@ -71,9 +84,7 @@ class MaxMinSolver {
   /// Sum of the rates of the flows on `link`: as of the last solve, less the flows removed since.
   [[nodiscard]] double load(Link link) const { return capacity_[link] - spare_[link]; }
   [[nodiscard]] double capacity(Link link) const { return capacity_[link]; }
-  [[nodiscard]] std::int32_t flow_count(Link link) const {
-    return static_cast<std::int32_t>(link_flows_[link].size());
-  }
+  [[nodiscard]] std::int32_t flow_count(Link link) const { return live_[link]; }
   [[nodiscard]] std::int32_t link_count() const { return static_cast<std::int32_t>(capacity_.size()); }
   [[nodiscard]] std::int64_t flow_count() const { return present_; }
   /// Links with at least one flow, in no particular order.
@@ -112,6 +123,8 @@ class MaxMinSolver {
   };
   /// How far ahead the hot loops prefetch flow records (in flows).
   static constexpr std::size_t kPrefetch = 32;
+  /// ... and frozen marks (in list entries).
+  static constexpr std::size_t kPrefetchMark = 64;
 
   [[nodiscard]] static bool before(const HeapItem& a, const HeapItem& b) {
     return a.share < b.share || (a.share == b.share && a.link < b.link);
@@ -122,38 +135,50 @@ class MaxMinSolver {
   void heapify();
   void heap_pop();
   void next_mark();
-  void attach(Link link, std::uint32_t index, std::uint32_t path_index);
-  void detach(Link link, std::uint32_t path_index);
+  /// Marks the unfrozen flows on `link` frozen and appends them to freeze_order_.
+  void collect_unfrozen(Link link);
+  void attach(Link link, std::uint32_t index);
+  void detach(Link link);
   /// Renumbers the records (and their paths) in filling order and drops holes, so the next solves
   /// stream through memory: a level's flows end up side by side.
   void reorder();
   [[nodiscard]] bool wants_reorder() const;
+  void next_epoch();
   std::int64_t reset_full();
   std::int64_t reset_from(std::size_t level);
+  std::int64_t undo_from(std::size_t level);
+  std::int64_t redo_before(std::size_t level);
 
   std::vector<double> capacity_;
   std::vector<double> spare_;               ///< capacity not taken by frozen flows
   std::vector<std::int32_t> unfrozen_;      ///< flows on the link not yet frozen (during a solve)
-  std::vector<std::vector<std::uint32_t>> link_flows_;  ///< record indices of the flows on each link
+  /// Record indices of the flows on each link. remove() leaves its entries in place (they read as
+  /// kRemoved in frozen_) and reorder() drops them: unlinking one from the middle of a list costs
+  /// random accesses into other flows' records that add up to more than skipping it in the scans.
+  std::vector<std::vector<std::uint32_t>> link_flows_;
+  std::vector<std::int32_t> live_;          ///< present flows on each link (link_flows_ less removed)
   std::vector<std::int32_t> busy_index_;    ///< position in busy_links_, or -1
   std::vector<Link> busy_links_;
-  std::vector<std::uint32_t> link_mark_;    ///< scratch stamps: duplicate check, touched links
+  std::vector<std::uint32_t> link_mark_;    ///< scratch stamps: the duplicate-link check of add()
   std::uint32_t mark_ = 0;
 
   LargeVector<FlowData> flows_;             ///< records, holes included
   LargeVector<FlowData> flows_spare_;       ///< reorder() builds here, then swaps (no page faults)
   LargeVector<Link> path_links_spare_;
-  LargeVector<std::uint8_t> frozen_;        ///< per record, 1 once frozen in this solve: the skip
-                                            ///< test of the filling loop stays in cache
+  LargeVector<std::uint8_t> frozen_;        ///< per record: == frozen_epoch_ once frozen in this
+                                            ///< solve. One byte keeps the filling loop's skip test
+                                            ///< in cache; the epoch lets a solve unfreeze every
+                                            ///< flow without visiting them.
+  std::uint8_t frozen_epoch_ = 1;           ///< never 0, the value of a new record, nor kRemoved
+  static constexpr std::uint8_t kRemoved = 0xff;  ///< frozen_ of a hole: skipped like a frozen flow
   LargeVector<std::uint32_t> index_of_;     ///< caller slot -> record index, or kNoIndex
   LargeVector<Link> path_links_;            ///< all paths, back to back
-  LargeVector<std::uint32_t> path_slot_;    ///< parallel: this flow's index in link_flows_[link]
   std::int64_t present_ = 0;
 
   std::vector<HeapItem> heap_;
+  std::vector<double> old_rates_;            ///< scratch: the old rates of one level's flows
   LargeVector<std::uint32_t> freeze_order_;  ///< records in the order the last solve froze them
   std::vector<std::uint32_t> level_begin_;   ///< level i froze freeze_order_[level_begin_[i], level_begin_[i+1])
-  std::vector<Link> touched_;
   bool added_since_solve_ = true;
   std::uint32_t restart_position_ = kNotFrozen;  ///< min freeze_position of the flows removed since
   bool partial_restart_ = true;
@@ -163,6 +188,17 @@ class MaxMinSolver {
 
 template <class Visit>
 bool MaxMinSolver::solve(Visit&& visit) {
+  return solve_by_level([&](std::size_t level, double rate, std::span<const std::uint32_t> records,
+                            std::span<const double> old_rates) {
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      FlowData& f = flows_[records[i]];
+      visit(f.slot, f.clock, old_rates[i], rate, level);
+    }
+  });
+}
+
+template <class VisitLevel>
+bool MaxMinSolver::solve_by_level(VisitLevel&& visit_level) {
   std::int64_t to_freeze = 0;
   bool full = false;
   if (added_since_solve_ || !partial_restart_) {
@@ -204,37 +240,42 @@ bool MaxMinSolver::solve(Visit&& visit) {
     }
     const std::size_t level = level_begin_.size();
     level_begin_.push_back(static_cast<std::uint32_t>(freeze_order_.size()));
+    // Two passes: the first finds the link's unfrozen flows (touching only its list and the
+    // frozen marks), the second freezes them with their records prefetched exactly as far ahead
+    // as wanted (a single pass wastes prefetch distance on entries it skips).
+    const std::size_t first = freeze_order_.size();
+    collect_unfrozen(l);
+    const std::size_t last = freeze_order_.size();
     // Raw pointers: the compiler cannot tell that the stores into spare_ leave the vectors'
     // headers alone, and would reload them on every flow.
-    const std::uint32_t* list = link_flows_[l].data();
-    const std::size_t n = link_flows_[l].size();
-    std::uint8_t* frozen = frozen_.data();
+    const std::uint32_t* order = freeze_order_.data();
     FlowData* flows = flows_.data();
     double* spare = spare_.data();
     std::int32_t* unfrozen = unfrozen_.data();
-    auto position = static_cast<std::uint32_t>(freeze_order_.size());
-    // Backwards, stopping at the link's last unfrozen flow: lists are kept in record order, which
-    // reorder() makes the filling order, so the flows a partial restart re-freezes (and new ones)
-    // sit at the ends and the unchanged prefix is rarely read.
-    for (std::size_t i = n; i-- > 0 && unfrozen[l] > 0;) {
-      if (i >= kPrefetch && !frozen[list[i - kPrefetch]]) __builtin_prefetch(flows + list[i - kPrefetch]);
-      const std::uint32_t r = list[i];
-      if (frozen[r]) continue;
-      frozen[r] = 1;
-      FlowData& f = flows[r];
-      f.freeze_position = position++;
-      freeze_order_.push_back(r);
-      const double old_rate = f.rate;
+    if (old_rates_.size() < last - first) old_rates_.resize(last - first);
+    double* old_rates = old_rates_.data();
+    for (std::size_t j = first; j < last; ++j) {
+      if (j + kPrefetch < last) __builtin_prefetch(flows + order[j + kPrefetch]);
+      FlowData& f = flows[order[j]];
+      f.freeze_position = static_cast<std::uint32_t>(j);
+      old_rates[j - first] = f.rate;
       f.rate = share;
       const Link* p = links_of(f);
       const std::uint32_t length = f.path_length;
       for (std::uint32_t k = 0; k < length; ++k) {
+        // Every flow of the level crosses the bottleneck: updating it once per flow would chain
+        // all of them through one store-to-load dependency, so it is settled once below.
+        if (p[k] == l) continue;
         spare[p[k]] -= share;
         --unfrozen[p[k]];
       }
-      visit(f.slot, f.clock, old_rate, share, level);
-      --to_freeze;
     }
+    spare[l] -= share * static_cast<double>(last - first);
+    unfrozen[l] = 0;
+    // The level's records were just read, so they are still in cache for the visitor.
+    visit_level(level, share, std::span<const std::uint32_t>(order + first, last - first),
+                std::span<const double>(old_rates, last - first));
+    to_freeze -= static_cast<std::int64_t>(last - first);
   }
   heap_.clear();
   if (full || wants_reorder()) reorder();

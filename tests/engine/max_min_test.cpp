@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include "core/error.hpp"
@@ -114,6 +115,54 @@ TEST_CASE("max-min: matches textbook progressive filling on random instances, th
     partial_solves += fast.partial_solves();
   }
   CHECK(partial_solves > 20);  // the restart path was exercised, not just the full one
+}
+
+TEST_CASE("max-min: hundreds of removal-only solves (frozen-mark epochs wrap, removed flows stay listed)") {
+  // 700 flows removed one by one: 700 solves, over twice the 254 frozen-mark epochs, and too few
+  // holes to trigger a reorder, so the link lists keep every removed flow throughout. Restarts low
+  // in the levels take the redo side, high ones the undo side; both must match the textbook.
+  RngStream rng(17, "test/max_min/epochs");
+  const std::vector<double> cap = {3, 5, 7, 11, 13, 2};
+  const int links = static_cast<int>(cap.size());
+  MaxMinSolver s(cap);
+  std::vector<std::vector<int>> paths;
+  std::vector<int> live;
+  for (int f = 0; f < 700; ++f) {
+    std::vector<int> path;
+    const int len = 1 + static_cast<int>(rng.below(3));
+    while (static_cast<int>(path.size()) < len) {
+      const int l = static_cast<int>(rng.below(links));
+      if (std::find(path.begin(), path.end(), l) == path.end()) path.push_back(l);
+    }
+    paths.push_back(path);
+    s.add(f, path);
+    live.push_back(f);
+  }
+  while (!live.empty()) {
+    // The level visitor sees the refilled levels once each, in order, up to the last one, with
+    // the level's rate on every flow it froze (levels before the restart are not visited).
+    std::size_t next_level = 0;
+    bool visited = false;
+    s.solve_by_level([&](std::size_t level, double rate, std::span<const std::uint32_t> records,
+                         std::span<const double> old_rates) {
+      if (visited) CHECK(level == next_level);
+      visited = true;
+      next_level = level + 1;
+      CHECK(records.size() == old_rates.size());
+      for (const std::uint32_t r : records) CHECK(s.rate(s.slot_at(r)) == rate);
+    });
+    if (visited) CHECK(next_level == s.level_count());
+    std::vector<std::vector<int>> live_paths;
+    for (const int f : live) live_paths.push_back(paths[f]);
+    const auto expected = test::reference_max_min(cap, live_paths);
+    for (std::size_t i = 0; i < live.size(); ++i) CHECK(s.rate(live[i]) == doctest::Approx(expected[i]).epsilon(1e-9));
+    for (int l = 0; l < links; ++l) CHECK(s.load(l) <= cap[l] * (1 + 1e-12));
+    const std::size_t i = rng.below(live.size());
+    s.remove(live[i]);
+    live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  CHECK(s.partial_solves() > 50);
+  for (int l = 0; l < links; ++l) CHECK(s.flow_count(l) == 0);
 }
 
 TEST_CASE("max-min: a visited flow's old rate is the initial rate, then its previous fair rate") {
