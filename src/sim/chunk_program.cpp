@@ -1,6 +1,7 @@
 #include "sim/chunk_program.hpp"
 
 #include <map>
+#include <string_view>
 #include <utility>
 
 namespace moesim::sim {
@@ -12,17 +13,28 @@ struct Unit {
   std::int32_t layer = -1;
 };
 
+bool follows_expert_load(const estimate::LayerOp& op) {
+  const bool expert_kernel = op.kind == estimate::OpKind::kCompute && std::string_view(op.name).starts_with("expert_");
+  return expert_kernel || op.group == estimate::CommGroup::kEp;
+}
+
+void append_ops(std::vector<estimate::LayerOp>& ops, std::vector<std::int32_t>& load_layer,
+                const std::vector<estimate::LayerOp>& unit_ops, std::int32_t layer) {
+  for (const estimate::LayerOp& op : unit_ops) {
+    ops.push_back(op);
+    load_layer.push_back(layer >= 0 && follows_expert_load(op) ? layer : -1);
+  }
+}
+
 /// Forward in unit order; backward in reverse unit order, marking where each unit's gradients end.
 ChunkProgram assemble(const std::vector<Unit>& units) {
   ChunkProgram p;
   for (const Unit& u : units) {
-    p.forward.insert(p.forward.end(), u.ops->forward.begin(), u.ops->forward.end());
-    p.forward_layer.insert(p.forward_layer.end(), u.ops->forward.size(), u.layer);
+    append_ops(p.forward, p.forward_load_layer, u.ops->forward, u.layer);
     p.params += u.params;
   }
   for (auto it = units.rbegin(); it != units.rend(); ++it) {
-    p.backward.insert(p.backward.end(), it->ops->backward.begin(), it->ops->backward.end());
-    p.backward_layer.insert(p.backward_layer.end(), it->ops->backward.size(), it->layer);
+    append_ops(p.backward, p.backward_load_layer, it->ops->backward, it->layer);
     if (!p.backward.empty() && it->params.total() > 0) p.gradients_ready.push_back({p.backward.size() - 1, it->params});
   }
   p.backward_marks.assign(p.backward.size(), false);

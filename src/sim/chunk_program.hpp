@@ -20,9 +20,10 @@ struct GradientsReady {
 struct ChunkProgram {
   std::vector<estimate::LayerOp> forward;
   std::vector<estimate::LayerOp> backward;
-  /// The routing layer of each op (its transformer layer; MTP layers count on from num_layers),
-  /// -1 for the embedding, MTP projections and the head. MoE ops look up their expert loads by it.
-  std::vector<std::int32_t> forward_layer, backward_layer;
+  /// For ops whose cost follows the rank's expert load — the expert block's kernels (named
+  /// expert_*) and the EP collectives — the routing layer whose loads they use (the transformer
+  /// layer; MTP layers count on from num_layers); -1 for every other op.
+  std::vector<std::int32_t> forward_load_layer, backward_load_layer;
   /// Backward ops after which gradients become ready (a unit's last backward op), as flags.
   std::vector<bool> backward_marks;
   std::vector<GradientsReady> gradients_ready;  ///< in backward order

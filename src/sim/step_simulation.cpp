@@ -1,0 +1,255 @@
+#include "sim/step_simulation.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace moesim::sim::detail {
+
+StepSimulation::StepSimulation(const Scenario& s, const SimOptions& options)
+    : s_(s), options_(options), costs_(s), stages_(schedule::plan_stages(s)),
+      params_(schedule::rank_params(s, stages_)),
+      loads_(s.moe.routing, std::max<std::int64_t>(s.model.num_moe_experts, 1),
+             std::max<std::int64_t>(s.model.moe_router_topk, 1), s.seed),
+      ports_(queue_, s.system, ranks_to_simulate(s)) {
+  const auto& p = s.parallel;
+  m_ = s.num_microbatches();
+  vpp_ = p.vpp;
+  // Activations (forward) and their gradients (backward) crossing a stage boundary: one
+  // micro-batch of the rank's sequence slice, sequence-parallel-sharded over TP, 16-bit.
+  boundary_bytes_ = static_cast<double>(s.training.micro_batch_size * s.training.seq_length / p.cp *
+                                        s.model.hidden_size) *
+                    2.0 / (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
+  // Under balanced routing every rank of a stage runs the same ops at the same times, so one
+  // stands for all; under skew the EP ranks of a stage differ and each is simulated.
+  ep_sim_ = (s.model.is_moe() && !loads_.balanced()) ? p.ep : 1;
+  const std::int64_t per_stage = s.system.gpus / p.pp;
+  ranks_.resize(static_cast<std::size_t>(p.pp * ep_sim_));
+  for (std::int64_t st = 0; st < p.pp; ++st) {
+    const std::vector<ChunkProgram> programs = build_chunk_programs(s, costs_, stages_[static_cast<std::size_t>(st)]);
+    const std::vector<PipelinePass> order = schedule::pipeline_order(st, p.pp, p.vpp, m_);
+    for (std::int64_t j = 0; j < ep_sim_; ++j) {
+      RankState& r = rank(index_of(st, j));
+      r.stage = st;
+      r.ep_index = j;
+      // Expert grid etp-ep-edp-pp: EP rank j of the stage's first expert-DP replica.
+      r.global_rank = st * per_stage + j * p.etp;
+      r.order = order;
+      r.chunks = programs;
+      r.arrival.assign(static_cast<std::size_t>(2 * vpp_ * m_), engine::kNever);
+      r.send_start.assign(r.arrival.size(), engine::kNever);
+      r.gathers_pending.assign(static_cast<std::size_t>(vpp_), 0);
+    }
+  }
+  barriers_.resize(static_cast<std::size_t>(p.pp));
+  if (options_.record_timeline) tracks_ = std::make_unique<TrackRecorder>(timeline_, ranks_.size());
+}
+
+SimOutput StepSimulation::run() {
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(ranks_.size()); ++i) {
+    queue_.schedule(0, kComputePriority, [this, i] {
+      issue_parameter_gathers(i);
+      advance(i);
+    });
+  }
+  queue_.run();
+  for (const RankState& r : ranks_) {
+    if (!r.finished) {
+      throw InternalError(fmt::format(
+          "step simulation stalled: stage {} EP rank {} stopped at pass {} of {} (waiting for slot {}, gather {}); "
+          "the pipeline schedule has a dependency cycle",
+          r.stage, r.ep_index, r.pass, r.order.size(), r.waiting_for, r.waiting_gather));
+    }
+  }
+  return finish();
+}
+
+const std::vector<double>& StepSimulation::load_factors(std::int32_t layer, std::int32_t microbatch) {
+  const auto key = (static_cast<std::int64_t>(layer) << 32) | static_cast<std::uint32_t>(microbatch);
+  auto it = load_cache_.find(key);
+  if (it != load_cache_.end()) return it->second;
+  const auto& p = s_.parallel;
+  // Each EP rank routes its sequence-parallel slice of the micro-batch.
+  const std::int64_t tokens_per_rank =
+      s_.training.micro_batch_size * s_.training.seq_length / p.cp / (p.sequence_parallel ? p.tp : 1);
+  std::vector<double> experts = loads_.expert_tokens(tokens_per_rank * p.ep, layer, microbatch);
+  if (s_.moe.capacity_factor) {
+    dropped_ += moe::apply_capacity(experts, *s_.moe.capacity_factor);
+  }
+  std::vector<double> loads = options_.redundant_experts_per_rank >= 0
+                                  ? moe::placed_rank_loads(experts, placement_of(layer, tokens_per_rank))
+                                  : moe::rank_loads(experts, p.ep);
+  // Relative to the balanced share, so dropped copies also shorten the expert work.
+  const double mean = static_cast<double>(tokens_per_rank * s_.model.moe_router_topk);
+  for (double& l : loads) l = mean > 0 ? l / mean : 1.0;
+  const double worst = moe::imbalance(loads);
+  imbalance_sum_ += worst;
+  imbalance_max_ = std::max(imbalance_max_, worst);
+  ++imbalance_draws_;
+  return load_cache_.emplace(key, std::move(loads)).first->second;
+}
+
+const moe::ExpertPlacement& StepSimulation::placement_of(std::int32_t layer, std::int64_t tokens_per_rank) {
+  auto it = placements_.find(layer);
+  if (it != placements_.end()) return it->second;
+  std::vector<double> expected = loads_.popularity(layer);
+  const double copies = static_cast<double>(tokens_per_rank * s_.parallel.ep * s_.model.moe_router_topk);
+  for (double& x : expected) x *= copies;
+  return placements_
+      .emplace(layer, moe::balanced_placement(expected, s_.parallel.ep, options_.redundant_experts_per_rank))
+      .first->second;
+}
+
+double StepSimulation::load_factor(const RankState& r, const PipelinePass& pass, std::size_t op_index) {
+  if (ep_sim_ == 1) return 1.0;
+  const ChunkProgram& c = r.chunks[static_cast<std::size_t>(pass.chunk)];
+  const std::int32_t layer = (pass.backward ? c.backward_load_layer : c.forward_load_layer)[op_index];
+  if (layer < 0) return 1.0;
+  return load_factors(layer, pass.microbatch)[static_cast<std::size_t>(r.ep_index)];
+}
+
+void StepSimulation::advance(std::int64_t st) {
+  RankState& r = rank(st);
+  while (r.pass < r.order.size()) {
+    const PipelinePass& pass = r.order[r.pass];
+    if (!r.pass_started) {
+      if (!ready_to_start(st, pass)) return;
+      r.pass_started = true;
+    }
+    const std::vector<LayerOp>& ops = ops_of(r, pass);
+    while (r.op < ops.size() && ops[r.op].seconds <= 0) on_op_done(st, pass, r.op++);
+    if (r.op < ops.size()) {
+      if (ops[r.op].kind == OpKind::kCompute) {
+        run_kernels(st, pass);
+      } else {
+        start_comm(st, pass, ops[r.op]);
+      }
+      return;
+    }
+    if (end_pass(st, pass)) return;  // a blocking send holds the rank
+  }
+  if (!r.drain_started) begin_drain(st);
+}
+
+bool StepSimulation::ready_to_start(std::int64_t st, const PipelinePass& pass) {
+  RankState& r = rank(st);
+  if (!pass.backward && r.gathers_pending[static_cast<std::size_t>(pass.chunk)] > 0) {
+    r.waiting_gather = pass.chunk;
+    r.wait_since = queue_.now();
+    return false;
+  }
+  const schedule::PassSource src = schedule::pass_source(pass, r.stage, s_.parallel.pp, vpp_);
+  if (!src.exists) return true;
+  const std::size_t k = slot(pass);
+  if (r.arrival[k] > queue_.now()) {
+    r.waiting_for = static_cast<std::int64_t>(k);
+    r.wait_since = queue_.now();
+    return false;
+  }
+  return true;
+}
+
+void StepSimulation::run_kernels(std::int64_t st, const PipelinePass& pass) {
+  RankState& r = rank(st);
+  const std::vector<LayerOp>& ops = ops_of(r, pass);
+  const ChunkProgram& chunk = r.chunks[static_cast<std::size_t>(pass.chunk)];
+  const std::size_t first = r.op;
+  std::size_t end = first;
+  SimTime t = queue_.now();
+  while (end < ops.size() && ops[end].kind == OpKind::kCompute) {
+    const LayerOp& op = ops[end];
+    const SimTime d = op.seconds > 0 ? engine::to_sim_time(Seconds(op.seconds * load_factor(r, pass, end))) : 0;
+    if (tracks_ && d > 0) record_trace(st, op, t, t + d, pass);
+    t += d;
+    const bool mark = pass.backward && chunk.backward_marks[end];
+    ++end;
+    if (mark) break;
+  }
+  const SimTime start = queue_.now();
+  queue_.schedule(t, kComputePriority, [this, st, first, end, start] {
+    RankState& rr = rank(st);
+    rr.compute_s += seconds_of(queue_.now() - start);
+    const PipelinePass& p = rr.order[rr.pass];
+    for (std::size_t i = first; i < end; ++i) on_op_done(st, p, i);
+    rr.op = end;
+    advance(st);
+  });
+}
+
+void StepSimulation::record_trace(std::int64_t st, const LayerOp& op, SimTime start, SimTime end, const PipelinePass& pass) {
+  RankState& r = rank(st);
+  const std::int64_t ev = tracks_->layer_op(static_cast<std::size_t>(st), op, start, end, pass);
+  if (r.pending_trace_flow >= 0) {
+    tracks_->arrow(r.pending_trace_flow, ev);
+    r.pending_trace_flow = -1;
+  }
+}
+
+void StepSimulation::start_comm(std::int64_t st, const PipelinePass& pass, const LayerOp& op) {
+  RankState& r = rank(st);
+  const SimTime now = queue_.now();
+  if (op.group == estimate::CommGroup::kEp && ep_sim_ > 1) {
+    EpBarrier& b = barriers_[static_cast<std::size_t>(r.stage)][r.ep_collectives++];
+    b.members.push_back({st, now});
+    if (static_cast<std::int64_t>(b.members.size()) < ep_sim_) return;
+    const std::int64_t seq = r.ep_collectives - 1;
+    for (const auto& [member, arrived] : b.members) {
+      RankState& m = rank(member);
+      const PipelinePass& mp = m.order[m.pass];
+      const double scale = load_factor(m, mp, m.op);
+      ports_.transfer(member, PortNetwork::tier_of(group_of(op.group)), Direction::kBoth,
+                      op.latency_s + (op.seconds - op.latency_s) * scale, op.latency_s, now,
+                      [this, stage = r.stage, seq](engine::FlowId, SimTime) { barrier_flow_done(stage, seq); });
+    }
+    return;
+  }
+  const collective::GroupPlacement& g = group_of(op.group);
+  ports_.transfer(st, PortNetwork::tier_of(g), Direction::kBoth, op.seconds, op.latency_s, now,
+                  [this, st, now](engine::FlowId, SimTime) { finish_comm(st, now); });
+  (void)pass;
+}
+
+void StepSimulation::barrier_flow_done(std::int64_t stage, std::int64_t seq) {
+  auto& stage_barriers = barriers_[static_cast<std::size_t>(stage)];
+  auto it = stage_barriers.find(seq);
+  EpBarrier& b = it->second;
+  if (++b.done < ep_sim_) return;
+  const auto members = std::move(b.members);
+  stage_barriers.erase(it);
+  for (const auto& [member, arrived] : members) finish_comm(member, arrived);
+}
+
+void StepSimulation::finish_comm(std::int64_t st, SimTime start) {
+  RankState& r = rank(st);
+  const PipelinePass& pass = r.order[r.pass];
+  const LayerOp& op = ops_of(r, pass)[r.op];
+  const double took = seconds_of(queue_.now() - start);
+  switch (op.kind) {
+    case OpKind::kCompute: r.compute_s += took; break;
+    case OpKind::kTpComm: r.waits.tp += took; break;
+    case OpKind::kCpComm: r.waits.cp += took; break;
+    case OpKind::kEpComm: r.waits.ep += took; break;
+  }
+  if (tracks_) record_trace(st, op, start, queue_.now(), pass);
+  on_op_done(st, pass, r.op++);
+  advance(st);
+}
+
+void StepSimulation::on_op_done(std::int64_t st, const PipelinePass& pass, std::size_t op_index) {
+  if (!pass.backward || pass.microbatch != m_ - 1) return;
+  RankState& r = rank(st);
+  if (!s_.optimizer.overlap_grad_reduce) return;
+  const ChunkProgram& c = r.chunks[static_cast<std::size_t>(pass.chunk)];
+  for (const GradientsReady& g : c.gradients_ready) {
+    if (g.after_op != op_index) continue;
+    r.dense_bucket += g.params.dense;
+    r.expert_bucket += g.params.expert;
+    flush_buckets(st, false);
+  }
+  if (op_index + 1 == c.backward.size()) flush_buckets(st, true);  // a chunk's buckets never span chunks
+}
+
+}  // namespace moesim::sim::detail

@@ -1,0 +1,236 @@
+#pragma once
+// Internals of the step simulation (sim/step_simulator.hpp is the interface): the state of each
+// simulated rank and the interpreter that runs it on the event queue. Its methods live in
+// step_simulation.cpp (compute stream, layer collectives, expert loads), pipeline_transfers.cpp
+// (sends between stages), data_parallel_stream.cpp (gradient buckets, parameter gathers, optimizer)
+// and sim_result.cpp (the Result).
+#include "sim/step_simulator.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "core/error.hpp"
+#include "engine/event_queue.hpp"
+#include "engine/flow_network.hpp"
+#include "estimate/data_parallel.hpp"
+#include "estimate/layer_cost.hpp"
+#include "estimate/result_common.hpp"
+#include "moe/expert_loads.hpp"
+#include "moe/placement.hpp"
+#include "schedule/pipeline_schedule.hpp"
+#include "sim/chunk_program.hpp"
+#include "sim/port_network.hpp"
+#include "sim/sim_tracks.hpp"
+
+namespace moesim::sim::detail {
+
+using collective::Op;
+using engine::SimTime;
+using estimate::LayerOp;
+using estimate::OpKind;
+using schedule::PipelinePass;
+
+// Compute events run before flow completions at the same instant, so a rank that finishes a
+// kernel and a transfer at once sees both.
+constexpr int kComputePriority = 1;
+
+inline double seconds_of(SimTime t) { return engine::to_seconds(t).value(); }
+
+/// A data-parallel collective of one gradient or parameter bucket.
+struct DpJob {
+  Op op = Op::kReduceScatter;
+  bool expert = false;
+  double params = 0;
+  std::int32_t chunk = -1;  ///< parameter all-gathers: the chunk whose forward waits for it
+};
+
+/// Blocked-time accounting of one rank, by category (seconds).
+struct Waits {
+  double tp = 0, cp = 0, ep = 0, pp = 0, dp = 0, bubble = 0;
+  [[nodiscard]] double comm() const { return tp + cp + ep + pp + dp; }
+};
+
+/// Ranks of one EP group that have reached the same EP collective, and how many finished it.
+struct EpBarrier {
+  std::vector<std::pair<std::int64_t, SimTime>> members;  ///< (rank index, arrival)
+  std::int64_t done = 0;
+};
+
+struct RankState {
+  std::int64_t stage = 0;
+  std::int64_t ep_index = 0;  ///< position in the stage's EP group (0 when EP ranks are replicated)
+  std::int64_t global_rank = 0;
+  std::int64_t ep_collectives = 0;  ///< EP collectives started so far (their barrier sequence number)
+  std::vector<PipelinePass> order;
+  std::vector<ChunkProgram> chunks;
+  std::size_t pass = 0;     ///< index into order
+  std::size_t op = 0;       ///< next op of the current pass
+  bool pass_started = false;
+  bool finished = false;
+  // Pipeline receives: arrival time per (direction, chunk, micro-batch), kNever until it lands.
+  std::vector<SimTime> arrival, send_start;
+  std::int64_t waiting_for = -1;  ///< arrival slot this rank is blocked on, -1 if none
+  SimTime wait_since = 0;
+  // Data parallelism: a FIFO of bucket collectives on the DP stream.
+  std::deque<DpJob> dp_queue;
+  bool dp_busy = false;
+  double dense_bucket = 0, expert_bucket = 0;
+  std::vector<std::int32_t> gathers_pending;  ///< parameter all-gathers outstanding per chunk
+  std::int32_t waiting_gather = -1;           ///< chunk whose all-gather this rank is blocked on
+  bool drain_started = false;
+  bool draining = false;                      ///< after the last pass: waiting for the DP stream to empty
+  bool optimizer_done = false;
+  // Accounting.
+  double compute_s = 0, optimizer_s = 0;
+  Waits waits;
+  SimTime end = 0;
+  std::int64_t pending_trace_flow = -1;  ///< send event whose arrow ends at this rank's next event
+};
+
+class StepSimulation {
+ public:
+  StepSimulation(const Scenario& s, const SimOptions& options);
+
+  SimOutput run();
+
+ private:
+  static std::int64_t ranks_to_simulate(const Scenario& s) {
+    const bool skewed = s.model.is_moe() && s.moe.routing.distribution != RoutingDistribution::kBalanced;
+    return s.parallel.pp * (skewed ? s.parallel.ep : 1);
+  }
+  std::int64_t index_of(std::int64_t stage, std::int64_t ep_index) const { return stage * ep_sim_ + ep_index; }
+  RankState& rank(std::int64_t i) { return ranks_[static_cast<std::size_t>(i)]; }
+
+  /// Tokens routed to each EP rank of a stage relative to the mean, for (routing layer, micro-batch).
+  const std::vector<double>& load_factors(std::int32_t layer, std::int32_t microbatch);
+
+  /// EPLB re-places a layer's experts from the loads it expects (its popularity), not from one
+  /// micro-batch's draw, as the balancer works from accumulated statistics.
+  const moe::ExpertPlacement& placement_of(std::int32_t layer, std::int64_t tokens_per_rank);
+
+  /// The factor by which an op's cost follows this rank's expert load (chunk_program.hpp says which
+  /// ops do): the tokens the rank receives relative to the balanced share.
+  double load_factor(const RankState& r, const PipelinePass& pass, std::size_t op_index);
+
+  std::size_t slot(const PipelinePass& p) const {
+    return static_cast<std::size_t>(((p.backward ? 1 : 0) * vpp_ + p.chunk) * m_ + p.microbatch);
+  }
+
+  const std::vector<LayerOp>& ops_of(const RankState& r, const PipelinePass& p) const {
+    const ChunkProgram& c = r.chunks[static_cast<std::size_t>(p.chunk)];
+    return p.backward ? c.backward : c.forward;
+  }
+
+  // ---- the compute stream -------------------------------------------------------------------
+
+  /// Runs rank `st` as far as it can at the current time: starts its next op, or blocks.
+  void advance(std::int64_t st);
+
+  /// Whether the pass's input has arrived (and, for a chunk's first forward, its parameters).
+  bool ready_to_start(std::int64_t st, const PipelinePass& pass);
+
+  /// Runs consecutive kernels as one event (they hold the compute stream back to back), stopping
+  /// after a unit whose gradients become ready so the DP hooks fire on time.
+  void run_kernels(std::int64_t st, const PipelinePass& pass);
+
+  void record_trace(std::int64_t st, const LayerOp& op, SimTime start, SimTime end, const PipelinePass& pass);
+
+  /// A blocking collective of the layer. With distinct EP ranks an EP collective is a barrier: it
+  /// starts when the last rank of the group reaches it and ends for all when the most loaded
+  /// rank's traffic is through.
+  void start_comm(std::int64_t st, const PipelinePass& pass, const LayerOp& op);
+
+  void barrier_flow_done(std::int64_t stage, std::int64_t seq);
+
+  void finish_comm(std::int64_t st, SimTime start);
+
+  /// Gradient hooks: in a chunk's last backward, finished units fill DP buckets.
+  void on_op_done(std::int64_t st, const PipelinePass& pass, std::size_t op_index);
+
+  /// Ends a pass: sends its output to the rank that needs it. Returns true when the send blocks.
+  bool end_pass(std::int64_t st, const PipelinePass& pass);
+
+  /// The stage (and pass there) that consumes this pass's output.
+  std::optional<std::pair<std::int64_t, PipelinePass>> destination(const PipelinePass& p, std::int64_t i) const;
+
+  void deliver(std::int64_t to, std::size_t k, std::int64_t trace_event);
+
+  const collective::GroupPlacement& group_of(estimate::CommGroup g) const {
+    const auto& groups = costs_.groups();
+    switch (g) {
+      case estimate::CommGroup::kCp: return groups.cp;
+      case estimate::CommGroup::kEp: return groups.ep;
+      case estimate::CommGroup::kEtp: return groups.etp;
+      case estimate::CommGroup::kTp:
+      case estimate::CommGroup::kNone: break;
+    }
+    return groups.tp;
+  }
+
+  // ---- the data-parallel stream -------------------------------------------------------------
+
+  double dp_ranks(bool expert) const {
+    return static_cast<double>(expert ? s_.parallel.edp(s_.system.gpus) : s_.parallel.dp);
+  }
+
+  void flush_buckets(std::int64_t st, bool partial);
+
+  /// With the distributed optimizer and overlap_param_gather, each chunk's parameters are gathered
+  /// bucket by bucket ahead of its first forward (the previous step's optimizer updated the shards).
+  void issue_parameter_gathers(std::int64_t st);
+
+  void enqueue_gathers(std::int64_t st, std::int32_t chunk);
+
+  void enqueue_dp(std::int64_t st, DpJob job);
+
+  void start_next_dp(std::int64_t st);
+
+  static const char* dp_name(const DpJob& job) {
+    if (job.op == Op::kAllGather) return job.expert ? "expert_param_all_gather" : "param_all_gather";
+    if (job.op == Op::kAllReduce) return job.expert ? "expert_grad_all_reduce" : "grad_all_reduce";
+    return job.expert ? "expert_grad_reduce_scatter" : "grad_reduce_scatter";
+  }
+
+  void finish_dp(std::int64_t st, const DpJob& job);
+
+  // ---- end of the step ----------------------------------------------------------------------
+
+  /// After the last backward: reduce what was not reduced during it, wait for the DP stream, step
+  /// the optimizer, and gather parameters now if that is not overlapped with the next forward.
+  void begin_drain(std::int64_t st);
+
+  void after_drain(std::int64_t st);
+
+  void finish_rank(std::int64_t st);
+
+  // ---- result -------------------------------------------------------------------------------
+
+  SimOutput finish();
+
+  const Scenario& s_;
+  SimOptions options_;
+  estimate::LayerCostModel costs_;
+  std::vector<schedule::StageLayers> stages_;
+  std::vector<schedule::RankParams> params_;
+  moe::ExpertLoadModel loads_;
+  engine::EventQueue queue_;  // before ports_: the flow networks hold a reference to it
+  PortNetwork ports_;
+  std::vector<RankState> ranks_;
+  std::int64_t m_ = 1, vpp_ = 1;
+  std::int64_t ep_sim_ = 1;  ///< EP ranks simulated per stage (1: replicated, ep: distinct under skew)
+  /// EP collectives in progress per stage, by sequence number.
+  std::vector<std::map<std::int64_t, EpBarrier>> barriers_;
+  std::map<std::int64_t, std::vector<double>> load_cache_;
+  std::map<std::int32_t, moe::ExpertPlacement> placements_;
+  double imbalance_sum_ = 0, imbalance_max_ = 1.0, dropped_ = 0;
+  std::int64_t imbalance_draws_ = 0;
+  double boundary_bytes_ = 0;
+  Timeline timeline_;
+  std::unique_ptr<TrackRecorder> tracks_;
+};
+
+}  // namespace moesim::sim::detail
