@@ -1,8 +1,11 @@
 #include "estimate/layer_cost.hpp"
 
 #include <algorithm>
+#include <span>
 #include <string_view>
 #include <utility>
+
+#include "schedule/layout.hpp"
 
 namespace moesim::estimate {
 
@@ -28,17 +31,21 @@ UnitCost& UnitCost::operator+=(const UnitCost& o) {
 UnitCost UnitCost::scaled(double k) const { return {forward.scaled(k), backward.scaled(k), recompute.scaled(k)}; }
 
 GroupLayout place_groups(const Scenario& s) {
-  const auto& p = s.parallel;
-  const auto& sys = s.system;
+  // Rank 0's groups, placed from their actual members in Megatron's rank order (dense grid
+  // tp-cp-dp-pp, expert grid etp-ep-edp-pp) rather than from a stride formula.
+  using schedule::GroupKind;
+  const schedule::Layout layout(s.parallel, s.system);
   GroupLayout g;
-  // Dense grid: tp fastest, then cp, dp, pp. Expert grid: etp fastest, then ep, edp, pp.
-  g.tp = collective::place_group(sys, p.tp, 1);
-  g.cp = collective::place_group(sys, p.cp, p.tp);
-  g.dp = collective::place_group(sys, p.dp, p.tp * p.cp);
-  g.etp = collective::place_group(sys, p.etp, 1);
-  g.ep = collective::place_group(sys, p.ep, p.etp);
-  g.edp = collective::place_group(sys, p.edp(sys.gpus), p.etp * p.ep);
-  g.pp = collective::place_group(sys, std::min<std::int64_t>(p.pp, 2), p.tp * p.cp * p.dp);
+  g.tp = layout.placement(GroupKind::kTp, 0);
+  g.cp = layout.placement(GroupKind::kCp, 0);
+  g.dp = layout.placement(GroupKind::kDp, 0);
+  g.etp = layout.placement(GroupKind::kEtp, 0);
+  g.ep = layout.placement(GroupKind::kEp, 0);
+  g.edp = layout.placement(GroupKind::kEdp, 0);
+  // Pipeline traffic is send/recv between neighbouring stages: rank 0 and the next stage.
+  const std::vector<std::int64_t> pp = layout.group_of(GroupKind::kPp, 0);
+  const std::size_t pair = std::min<std::size_t>(pp.size(), 2);
+  g.pp = schedule::place_members(std::span(pp).first(pair), s.system.nvlink_domain_size);
   return g;
 }
 
