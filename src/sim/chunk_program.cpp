@@ -13,28 +13,31 @@ struct Unit {
   std::int32_t layer = -1;
 };
 
-bool follows_expert_load(const estimate::LayerOp& op) {
-  const bool expert_kernel = op.kind == estimate::OpKind::kCompute && std::string_view(op.name).starts_with("expert_");
-  return expert_kernel || op.group == estimate::CommGroup::kEp;
+/// The expert kernels run on the copies routed to the rank; all-to-all dispatch and combine move
+/// them. The allgather dispatcher's all-gather and reduce-scatter move every token of the EP group
+/// whatever the routing, so their bytes do not follow the load (they still wait for every rank).
+bool follows_expert_load(const estimate::LayerOp& op, Dispatcher dispatcher) {
+  if (op.kind == estimate::OpKind::kCompute) return std::string_view(op.name).starts_with("expert_");
+  return op.group == estimate::CommGroup::kEp && dispatcher != Dispatcher::kAllgather;
 }
 
 void append_ops(std::vector<estimate::LayerOp>& ops, std::vector<std::int32_t>& load_layer,
-                const std::vector<estimate::LayerOp>& unit_ops, std::int32_t layer) {
+                const std::vector<estimate::LayerOp>& unit_ops, std::int32_t layer, Dispatcher dispatcher) {
   for (const estimate::LayerOp& op : unit_ops) {
     ops.push_back(op);
-    load_layer.push_back(layer >= 0 && follows_expert_load(op) ? layer : -1);
+    load_layer.push_back(layer >= 0 && follows_expert_load(op, dispatcher) ? layer : -1);
   }
 }
 
 /// Forward in unit order; backward in reverse unit order, marking where each unit's gradients end.
-ChunkProgram assemble(const std::vector<Unit>& units) {
+ChunkProgram assemble(const std::vector<Unit>& units, Dispatcher dispatcher) {
   ChunkProgram p;
   for (const Unit& u : units) {
-    append_ops(p.forward, p.forward_load_layer, u.ops->forward, u.layer);
+    append_ops(p.forward, p.forward_load_layer, u.ops->forward, u.layer, dispatcher);
     p.params += u.params;
   }
   for (auto it = units.rbegin(); it != units.rend(); ++it) {
-    append_ops(p.backward, p.backward_load_layer, it->ops->backward, it->layer);
+    append_ops(p.backward, p.backward_load_layer, it->ops->backward, it->layer, dispatcher);
     if (!p.backward.empty() && it->params.total() > 0) p.gradients_ready.push_back({p.backward.size() - 1, it->params});
   }
   p.backward_marks.assign(p.backward.size(), false);
@@ -82,7 +85,7 @@ std::vector<ChunkProgram> build_chunk_programs(const Scenario& s, const estimate
         units.push_back({&head, k == 0 ? schedule::output_head_rank_params(s) : schedule::RankParams{}});
       }
     }
-    out.push_back(assemble(units));
+    out.push_back(assemble(units, s.moe.dispatcher));
   }
   return out;
 }

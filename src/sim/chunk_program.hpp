@@ -21,7 +21,7 @@ struct ChunkProgram {
   std::vector<estimate::LayerOp> forward;
   std::vector<estimate::LayerOp> backward;
   /// For ops whose cost follows the rank's expert load — the expert block's kernels (named
-  /// expert_*) and the EP collectives — the routing layer whose loads they use (the transformer
+  /// expert_*) and the all-to-all dispatch and combine — the routing layer whose loads they use (the transformer
   /// layer; MTP layers count on from num_layers); -1 for every other op.
   std::vector<std::int32_t> forward_load_layer, backward_load_layer;
   /// Backward ops after which gradients become ready (a unit's last backward op), as flags.
