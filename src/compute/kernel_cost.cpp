@@ -34,6 +34,16 @@ constexpr double kTileKOverhead = 64.0;
 constexpr double kFlashBackwardRelativeRate = 0.86;
 constexpr double kFlashBackwardFlopsRatio = 2.5;
 
+// Hopper's FP8 tensor cores accumulate in reduced precision (about 22 bits; DeepSeek-V3 report,
+// arXiv 2412.19437 §3.3.2). A split accumulator periodically promotes partial sums to FP32, which
+// costs GEMM throughput: pytorch/ao issue #2377 measures fast accumulation 1.1-1.2x faster than the
+// split mode on H100 (the midpoint is taken). Blackwell's tensor cores accumulate block-scaled and
+// per-tensor FP8 in full FP32 and have no fast mode (TransformerEngine PR #2748 review: "there is no
+// fastAccuMode for sm100"), and 16-bit GEMMs accumulate in FP32 everywhere.
+constexpr double kHopperFp8SplitAccumulatorSlowdown = 1.15;
+
+bool is_fp8_family(Precision p) { return p == Precision::kFp8 || p == Precision::kFp8Blockwise; }
+
 double ceil_div(double a, double b) { return std::ceil(a / b); }
 
 }  // namespace
@@ -66,14 +76,23 @@ double KernelCostModel::gemm_efficiency(const GemmShape& s) const {
   return gpu_.gemm_peak_efficiency * best * k_share;
 }
 
-Seconds KernelCostModel::gemm(const GemmShape& s, Precision precision) const {
+double KernelCostModel::accumulation_slowdown(Precision precision, Accumulation accumulation) const {
+  const bool reduced_precision_accumulator = gpu_.architecture == "hopper";
+  if (accumulation == Accumulation::kSplit && reduced_precision_accumulator && is_fp8_family(precision)) {
+    return kHopperFp8SplitAccumulatorSlowdown;
+  }
+  return 1.0;
+}
+
+Seconds KernelCostModel::gemm(const GemmShape& s, Precision precision, Accumulation accumulation) const {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return Seconds(0);
   const FlopsPerSecond peak = gpu_.peak(precision).value_or(bf16_peak_);
   const Flops flops(2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
                     static_cast<double>(s.batch));
   // The shape factors scale the sustained ceiling of the precision the GEMM runs in.
   const double ceiling_ratio = gpu_.gemm_efficiency_ceiling(precision) / gpu_.gemm_peak_efficiency;
-  const Seconds compute_time = flops / (peak * gemm_efficiency(s) * ceiling_ratio);
+  const Seconds compute_time =
+      flops / (peak * gemm_efficiency(s) * ceiling_ratio) * accumulation_slowdown(precision, accumulation);
   const double in_bytes = gemm_operand_bytes(precision);
   const Bytes traffic(static_cast<double>(s.batch) *
                       (in_bytes * static_cast<double>(s.m * s.k + s.k * s.n) + 2.0 * static_cast<double>(s.m * s.n)));

@@ -16,6 +16,12 @@ struct GemmShape {
   std::int64_t batch = 1;
 };
 
+/// How a low-precision GEMM accumulates. Transformer Engine's FP8 recipes run the forward GEMM with
+/// the tensor core's fast (reduced-precision) accumulator and the two backward GEMMs with a split
+/// accumulator that promotes partial sums to FP32 (recipe MMParams: fprop use_split_accumulator=False,
+/// dgrad and wgrad True).
+enum class Accumulation : std::uint8_t { kFast, kSplit };
+
 /// One attention-core call (FlashAttention-style or unfused) over `batch_heads` = micro-batch × local heads.
 struct AttentionShape {
   std::int64_t batch_heads = 0;
@@ -32,7 +38,11 @@ class KernelCostModel {
 
   /// Time of one GEMM (or a batch of equal GEMMs): max(compute at shape-dependent efficiency,
   /// operand traffic at achievable HBM bandwidth) + launch gap.
-  [[nodiscard]] Seconds gemm(const GemmShape& shape, Precision precision) const;
+  [[nodiscard]] Seconds gemm(const GemmShape& shape, Precision precision,
+                             Accumulation accumulation = Accumulation::kFast) const;
+  /// Factor (>= 1) by which a GEMM of this precision and accumulation mode runs slower than with the
+  /// fast accumulator the sustained GEMM ceilings were measured with.
+  [[nodiscard]] double accumulation_slowdown(Precision precision, Accumulation accumulation) const;
   /// Fraction of the precision's dense peak this shape reaches (compute ceiling only).
   [[nodiscard]] double gemm_efficiency(const GemmShape& shape) const;
   /// A memory-bound kernel (norms, activations, casts, permutes) moving `bytes` through HBM.

@@ -53,6 +53,23 @@ namespace {
 // Activations and gradients moved between kernels and over the wire are 16-bit.
 constexpr double kActivationBytes = 2.0;
 
+// HBM bytes per element of a 16-bit activation operand that a low-precision recipe quantises.
+double quantisation_bytes_per_element(Precision p) {
+  const double narrow = gemm_operand_bytes(p);
+  if (p == Precision::kNvfp4) {
+    // TE's NVFP4 recipe (NVIDIA, "Pretraining Large Language Models with NVFP4", arXiv 2509.25149,
+    // §4; TE NVFP4BlockScaling): two-level scaling needs the tensor's amax before the cast (read
+    // 16-bit), then a row-wise 1×16 quantisation (read 16-bit, write FP4 + one E4M3 scale per 16).
+    // The weight-gradient copy goes through a 16×16 random Hadamard transform, which changes the
+    // values, so it gets its own amax pass and its own column-wise quantisation instead of being a
+    // transpose of the row-wise copy.
+    const double quantise = 2.0 + narrow + 1.0 / 16.0;
+    return 2.0 + quantise + 2.0 + quantise;
+  }
+  // FP8 recipes: read the 16-bit tensor once, write the row-wise and the column-wise copy.
+  return 2.0 + 2.0 * narrow;
+}
+
 double gemm_flops(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) {
   return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
 }
@@ -124,17 +141,19 @@ bool LayerCostModel::recomputes(const char* module) const {
 void LayerCostModel::add_gemm(Builder& c, const char* name, Gemm g, bool recomputed, Precision p) const {
   recomputed = recomputed || (full_recompute_ && c.checkpointed);
   const double fwd = kernels_.gemm({g.m, g.n, g.k, g.batch}, p).value();
-  // Backward: data gradient dX = dY·Wᵀ (m×k, inner n) and weight gradient dW = Xᵀ·dY (k×n, inner m).
-  const double dgrad = kernels_.gemm({g.m, g.k, g.n, g.batch}, p).value();
-  const double wgrad = kernels_.gemm({g.k, g.n, g.m, g.batch}, p).value();
+  // Backward: data gradient dX = dY·Wᵀ (m×k, inner n) and weight gradient dW = Xᵀ·dY (k×n, inner m),
+  // both with the split accumulator of TE's FP8 recipes (it only costs time where the tensor cores
+  // have a fast mode, see compute::Accumulation).
+  const double dgrad = kernels_.gemm({g.m, g.k, g.n, g.batch}, p, compute::Accumulation::kSplit).value();
+  const double wgrad = kernels_.gemm({g.k, g.n, g.m, g.batch}, p, compute::Accumulation::kSplit).value();
   double cast_fwd = 0, cast_bwd = 0;
   if (gemm_operand_bytes(p) < 2.0) {
-    // Low-precision recipes quantise each activation operand (read 16-bit, write the narrow copy
-    // and, for the weight gradient, its transpose); TE fuses these casts into neighbouring kernels,
-    // so they cost bandwidth but no launch.
+    // Low-precision recipes quantise each activation operand (the input X and the output gradient dY):
+    // a row-wise copy for the forward / data-gradient GEMM and a column-wise one for the weight
+    // gradient. TE fuses these casts into neighbouring kernels, so they cost bandwidth but no launch.
     const double in_elems = static_cast<double>(g.m * g.k * g.batch);
     const double out_elems = static_cast<double>(g.m * g.n * g.batch);
-    const double per_elem = 2.0 + 2.0 * gemm_operand_bytes(p);
+    const double per_elem = quantisation_bytes_per_element(p);
     cast_fwd = kernels_.memory_bound(Bytes(in_elems * per_elem)).value() - kernels_.launch_gap().value();
     cast_bwd = kernels_.memory_bound(Bytes(out_elems * per_elem)).value() - kernels_.launch_gap().value();
   }

@@ -84,9 +84,15 @@ TEST_CASE("accuracy: Megatron-Core H100 weak scaling (GPT 1.7B-462B) MAPE <= 10%
   CHECK(rep.groups[0].mape <= 0.10);
 }
 
+TEST_CASE("accuracy: Megatron-Bridge Llama-3 8B/70B/405B on H100 MAPE <= 10%") {
+  const Slice s = slice("megatron-bridge", bridge("llama-3", "h100-sxm-80gb"));
+  CHECK(s.points >= 2);
+  CHECK(s.mape <= 0.10);
+}
+
 // Not met yet (docs/accuracy.md, "What is left"): Blackwell FP8/MXFP8/NVFP4 rows are over-predicted.
-TEST_CASE("accuracy: Megatron-Bridge Llama-3 8B/70B/405B per GPU type MAPE <= 10%" * doctest::may_fail()) {
-  for (const char* gpu : {"h100-sxm-80gb", "b200", "gb200"}) {
+TEST_CASE("accuracy: Megatron-Bridge Llama-3 8B/70B/405B on B200 and GB200 MAPE <= 10%" * doctest::may_fail()) {
+  for (const char* gpu : {"b200", "gb200"}) {
     CAPTURE(gpu);
     const Slice s = slice("megatron-bridge", bridge("llama-3", gpu));
     CHECK(s.points >= 2);

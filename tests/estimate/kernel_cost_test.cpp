@@ -49,3 +49,18 @@ TEST_CASE("attention: causal halves the work, backward costs more than forward")
   // Unfused attention materialises s×s scores: slower than the fused kernel at long sequences.
   CHECK(k.unfused_attention_forward(full, Precision::kBf16) > k.flash_attention_forward(full) * 0.5);
 }
+
+TEST_CASE("FP8 split accumulation costs time on Hopper only, and only for FP8") {
+  using compute::Accumulation;
+  const compute::KernelCostModel hopper(config::load_gpu_preset("h100-sxm"));
+  const compute::KernelCostModel blackwell(config::load_gpu_preset("b200"));
+  const compute::GemmShape big{8192, 8192, 8192, 1};
+  // TE runs dgrad/wgrad with a split accumulator; Hopper's FP8 tensor cores pay for the promotion.
+  CHECK(hopper.accumulation_slowdown(Precision::kFp8, Accumulation::kSplit) > 1.0);
+  CHECK(hopper.gemm(big, Precision::kFp8, Accumulation::kSplit).value() >
+        hopper.gemm(big, Precision::kFp8, Accumulation::kFast).value());
+  // 16-bit GEMMs accumulate in FP32 anyway; Blackwell has no fast FP8 mode.
+  CHECK(hopper.accumulation_slowdown(Precision::kBf16, Accumulation::kSplit) == 1.0);
+  CHECK(blackwell.accumulation_slowdown(Precision::kFp8, Accumulation::kSplit) == 1.0);
+  CHECK(blackwell.accumulation_slowdown(Precision::kMxfp8, Accumulation::kSplit) == 1.0);
+}
