@@ -168,6 +168,7 @@ Scenario parse_scenario(const Json& obj, const std::string& file, const std::fil
     s.precision = read_precision(top, s.system.gpu);
     s.recompute = detail::read_recompute(top.get("recompute"));
     s.moe = detail::read_moe(top.get("moe"), base_dir);
+    detail::load_routing_histogram_of(s.moe.routing, s.model, base_dir);  // checked against the model just read
     s.optimizer = detail::read_optimizer(top.get("optimizer"));
     s.seed = static_cast<std::uint64_t>(top.get_int("seed", 0, lim::kSeed));
     s.flops_convention = read_flops_convention(top);

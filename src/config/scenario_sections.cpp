@@ -1,9 +1,11 @@
 #include "config/scenario_sections.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "config/routing_histogram.hpp"
 #include "config/scenario_limits.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -72,6 +74,33 @@ struct DistributionParameter {
 constexpr DistributionParameter kParameters[] = {
     {"zipf", "s"}, {"lognormal", "sigma"}, {"dirichlet", "alpha"}, {"histogram", "file"}};
 
+/// The variation switches shape drawn popularities; a histogram already gives every layer (and
+/// step) its measured shares, so there they would silently mean nothing.
+void refuse_variation_with_histogram(const Json& v, const std::string& path) {
+  for (const char* key : {"per_layer_variation", "per_step_variation"}) {
+    if (v.contains(key)) {
+      throw InputError(path + "/" + key, describe_value(v[key]),
+                       std::string("'") + key +
+                           "' applies to drawn popularities; a histogram gives each layer and step its measured shares",
+                       "distribution, file, device_limited_nodes");
+    }
+  }
+}
+
+/// The file must exist (relative to the scenario's folder) and say by its name whether it is CSV or JSON.
+void check_histogram_file(const std::string& written, const std::string& path, const std::filesystem::path& base_dir) {
+  const std::filesystem::path file = histogram_path(written, base_dir);
+  std::error_code ec;
+  if (written.empty() || !std::filesystem::is_regular_file(file, ec)) {
+    throw InputError(path, describe_value(Json(written)),
+                     "histogram file not found (looked for " + file.string() + ")");
+  }
+  if (!histogram_format_known(file)) {
+    throw InputError(path, describe_value(Json(written)), "the file name must say the histogram's format",
+                     "names ending in .csv or .json");
+  }
+}
+
 RoutingSpec read_routing(const Json& v, const std::string& path, const std::filesystem::path& base_dir) {
   const std::vector<std::string> distributions = {"balanced", "uniform", "zipf", "lognormal", "dirichlet", "histogram"};
   if (!v.is_object()) throw InputError(path, describe_value(v), "expected an object, got " + describe_type(v));
@@ -87,6 +116,10 @@ RoutingSpec read_routing(const Json& v, const std::string& path, const std::file
     name = it->get<std::string>();
   }
   std::vector<std::string> keys = {"distribution", "per_layer_variation", "per_step_variation", "device_limited_nodes"};
+  if (name == "histogram") {
+    refuse_variation_with_histogram(v, path);
+    keys = {"distribution", "device_limited_nodes"};
+  }
   for (const auto& p : kParameters) {
     if (name == p.distribution) keys.emplace_back(p.key);
   }
@@ -105,17 +138,10 @@ RoutingSpec read_routing(const Json& v, const std::string& path, const std::file
     case RoutingDistribution::kZipf: out.zipf_s = r.require_number("s", lim::kZipfS); break;
     case RoutingDistribution::kLognormal: out.lognormal_sigma = r.require_number("sigma", lim::kLognormalSigma); break;
     case RoutingDistribution::kDirichlet: out.dirichlet_alpha = r.require_number("alpha", lim::kDirichletAlpha); break;
-    case RoutingDistribution::kHistogram: {
+    case RoutingDistribution::kHistogram:
       out.histogram_file = r.require_string("file");
-      std::filesystem::path file(out.histogram_file);
-      if (file.is_relative()) file = base_dir / file;
-      std::error_code ec;
-      if (out.histogram_file.empty() || !std::filesystem::is_regular_file(file, ec)) {
-        throw InputError(r.path_of("file"), describe_value(Json(out.histogram_file)),
-                         "histogram file not found (looked for " + file.string() + ")");
-      }
+      check_histogram_file(out.histogram_file, r.path_of("file"), base_dir);
       break;
-    }
     case RoutingDistribution::kBalanced:
     case RoutingDistribution::kUniform: break;
   }
@@ -175,6 +201,23 @@ MoeSpec read_moe(const Json* value, const std::filesystem::path& base_dir) {
   if (const Json* routing = r.get("routing")) out.routing = read_routing(*routing, r.path_of("routing"), base_dir);
   out.grouped_gemm = r.get_bool("grouped_gemm", true);
   return out;
+}
+
+std::filesystem::path histogram_path(const std::string& written, const std::filesystem::path& base_dir) {
+  std::filesystem::path file(written);
+  if (file.is_relative()) file = base_dir / file;
+  return file.lexically_normal();  // messages name tests/invalid/data/x.csv, not tests/invalid/./data/x.csv
+}
+
+void load_routing_histogram_of(RoutingSpec& routing, const model::ModelSpec& model,
+                               const std::filesystem::path& base_dir) {
+  if (routing.distribution != RoutingDistribution::kHistogram) return;
+  if (model.num_moe_layers() < 1) {
+    throw InputError("/moe/routing/distribution", "\"histogram\"",
+                     "a routing histogram needs an MoE model (this model has no MoE layer)");
+  }
+  const std::filesystem::path file = histogram_path(routing.histogram_file, base_dir);
+  routing.histogram = std::make_shared<const RoutingHistogram>(load_routing_histogram(file, model));
 }
 
 OptimizerSpec read_optimizer(const Json* value) {

@@ -86,19 +86,53 @@ std::vector<double> capped_probabilities(std::vector<double> w, double cap) {
   }
 }
 
+/// After capping, a histogram whose tokens sit on fewer than topk experts leaves part of the
+/// probability with nobody (every expert left under the cap measured 0). Those experts share it
+/// evenly: the copies still have to go somewhere, and each stays under the cap (E·cap >= 1).
+void spread_remainder(std::vector<double>& p, double cap) {
+  const double left = 1.0 - std::accumulate(p.begin(), p.end(), 0.0);
+  if (left <= 1e-12) return;
+  const auto open = static_cast<double>(std::count_if(p.begin(), p.end(), [cap](double x) { return x < cap; }));
+  for (double& x : p) {
+    if (x < cap) x += left / open;
+  }
+}
+
 }  // namespace
 
 ExpertLoadModel::ExpertLoadModel(const RoutingSpec& routing, std::int64_t experts, std::int64_t topk,
                                  std::uint64_t seed)
     : routing_(routing), experts_(experts), topk_(std::max<std::int64_t>(topk, 1)), seed_(seed) {
-  if (routing.distribution == RoutingDistribution::kHistogram) {
-    throw InputError("/moe/routing/distribution", "histogram",
-                     "measured routing histograms are not read by the simulation yet",
-                     "balanced, uniform, zipf, lognormal, dirichlet");
-  }
   if (experts_ < 1 || topk_ > experts_) {
     throw InternalError(fmt::format("expert loads: need 1 <= topk ({}) <= experts ({})", topk_, experts_));
   }
+  if (routing.distribution != RoutingDistribution::kHistogram) return;
+  // The loader checked the file against the model; a hand-built scenario may not have.
+  if (!routing.histogram || routing.histogram->steps() < 1 || routing.histogram->moe_layers() < 1) {
+    throw InternalError("expert loads: histogram routing without a loaded histogram (config::load_routing_histogram)");
+  }
+  if (routing.histogram->experts != experts_) {
+    throw InternalError(fmt::format("expert loads: histogram {} has {} experts, the model {}", routing.histogram->file,
+                                    routing.histogram->experts, experts_));
+  }
+}
+
+std::vector<double> ExpertLoadModel::measured_popularity(std::int64_t layer, std::int64_t step) const {
+  const RoutingHistogram& h = *routing_.histogram;
+  const std::int64_t moe_layer = h.moe_layer(layer);
+  // Measured steps repeat in order: step s of the simulation is measured step s mod S.
+  const std::int64_t steps = h.steps();
+  const std::int64_t measured_step = ((step % steps) + steps) % steps;
+  const auto key = std::make_pair(moe_layer, measured_step);
+  auto it = popularity_cache_.find(key);
+  if (it != popularity_cache_.end()) return it->second;
+  // Shares, capped at 1/topk like the drawn popularities: a token picks an expert at most once, so a
+  // real router never exceeds it; a file that does (counts from another top-k) is flattened.
+  const double cap = 1.0 / static_cast<double>(topk_);
+  std::vector<double> p =
+      capped_probabilities(h.tokens[static_cast<std::size_t>(measured_step)][static_cast<std::size_t>(moe_layer)], cap);
+  spread_remainder(p, cap);
+  return popularity_cache_.emplace(key, std::move(p)).first->second;
 }
 
 std::vector<double> ExpertLoadModel::draw_popularity(std::int64_t layer_key, std::int64_t step_key) const {
@@ -129,6 +163,7 @@ std::vector<double> ExpertLoadModel::draw_popularity(std::int64_t layer_key, std
 }
 
 std::vector<double> ExpertLoadModel::popularity(std::int64_t layer, std::int64_t step) const {
+  if (routing_.distribution == RoutingDistribution::kHistogram) return measured_popularity(layer, step);
   // Hot experts stay hot across layers and steps unless the scenario asks for variation.
   const std::int64_t layer_key = routing_.per_layer_variation ? layer : 0;
   const std::int64_t step_key = routing_.per_step_variation ? step : 0;
@@ -144,6 +179,13 @@ std::vector<double> ExpertLoadModel::expert_tokens(std::int64_t tokens, std::int
   const double copies = static_cast<double>(tokens * topk_);
   if (balanced()) return std::vector<double>(n, copies / static_cast<double>(experts_));
   const std::vector<double> p = popularity(layer, step);
+  if (routing_.distribution == RoutingDistribution::kHistogram) {
+    // A measured count already carries the noise of the batch it was measured on; drawing around
+    // it again would count that noise twice. The micro-batch gets the measured shares exactly.
+    std::vector<double> out(n);
+    for (std::size_t e = 0; e < n; ++e) out[e] = p[e] * copies;
+    return out;
+  }
   // Multinomial(tokens·topk, p) as a chain of conditional binomials, each expert capped at `tokens`.
   RngStream rng(seed_, fmt::format("routing/tokens/layer{}/mb{}/step{}", layer, microbatch, step));
   std::vector<double> out(n, 0.0);

@@ -1,8 +1,9 @@
 #pragma once
 // How many token copies each expert receives: the routing skew that sets the pace of every MoE
-// layer. Balanced (exact shares), uniform top-k (multinomial noise only), or a per-expert
-// popularity — Zipf(s), log-normal(σ), Dirichlet(α) — with multinomial noise around it. Every draw
-// comes from a named stream of the scenario's seed, so a run is reproducible.
+// layer. Balanced (exact shares), uniform top-k (multinomial noise only), a per-expert popularity —
+// Zipf(s), log-normal(σ), Dirichlet(α) — with multinomial noise around it, or a measured histogram
+// (exact measured shares, no noise). Every draw comes from a named stream of the scenario's seed,
+// so a run is reproducible.
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -13,7 +14,8 @@ namespace moesim::moe {
 
 class ExpertLoadModel {
  public:
-  /// Histogram routing is not handled here (it is read from a file); it throws InputError.
+  /// Histogram routing reads `routing.histogram` (the scenario loader sets it; its expert count
+  /// must be `experts`). `layer` arguments below are model layer indices (MTP layers after them).
   ExpertLoadModel(const RoutingSpec& routing, std::int64_t experts, std::int64_t topk, std::uint64_t seed);
 
   /// The probability that a routed copy goes to each expert in `layer` at `step` (sums to 1; no
@@ -21,7 +23,8 @@ class ExpertLoadModel {
   [[nodiscard]] std::vector<double> popularity(std::int64_t layer, std::int64_t step = 0) const;
 
   /// Copies each expert receives when `tokens` tokens are routed in (layer, micro-batch, step):
-  /// sums to tokens·topk, each at most `tokens`. Balanced routing gives exact (fractional) shares.
+  /// sums to tokens·topk, each at most `tokens`. Balanced and histogram routing give exact
+  /// (fractional) shares of the popularity; the drawn distributions add multinomial noise.
   [[nodiscard]] std::vector<double> expert_tokens(std::int64_t tokens, std::int64_t layer, std::int64_t microbatch,
                                                   std::int64_t step = 0) const;
 
@@ -29,6 +32,8 @@ class ExpertLoadModel {
 
  private:
   [[nodiscard]] std::vector<double> draw_popularity(std::int64_t layer_key, std::int64_t step_key) const;
+  /// The measured shares of the histogram layer behind model layer `layer` at `step` (steps cycle).
+  [[nodiscard]] std::vector<double> measured_popularity(std::int64_t layer, std::int64_t step) const;
 
   RoutingSpec routing_;
   std::int64_t experts_ = 0, topk_ = 1;

@@ -2,6 +2,7 @@
 // One what-if question, as understood after loading (../shared/spec/scenario.md version 1): every
 // default filled in. config/ builds it from JSON; estimate/ and (later) sim/ answer it; report/ echoes it.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "hw/system_spec.hpp"
 #include "model/counts.hpp"
 #include "model/model_spec.hpp"
+#include "scenario/routing_histogram.hpp"
 
 namespace moesim {
 
@@ -49,6 +51,9 @@ struct RoutingSpec {
   double lognormal_sigma = 0;   ///< "sigma" (lognormal)
   double dirichlet_alpha = 0;   ///< "alpha" (dirichlet)
   std::string histogram_file;   ///< "file" (histogram), as written in the scenario
+  /// The histogram file's contents, checked against the model (config/routing_histogram); set by
+  /// the scenario loader when distribution is histogram. Shared: scenarios are copied freely.
+  std::shared_ptr<const RoutingHistogram> histogram;
   bool per_layer_variation = false;
   bool per_step_variation = false;
   std::int64_t device_limited_nodes = 0;  ///< DeepSeek's M; 0 = unlimited

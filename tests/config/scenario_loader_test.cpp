@@ -248,6 +248,10 @@ TEST_CASE("a histogram file is kept as written and must exist beside the scenari
     std::FILE* f = std::fopen((dir / "hist.csv").string().c_str(), "w");
     REQUIRE(f != nullptr);
     std::fputs("layer,expert,tokens\n", f);
+    // A complete histogram of the test model (8 MoE layers × 8 experts): the loader is strict.
+    for (int l = 0; l < 8; ++l) {
+      for (int e = 0; e < 8; ++e) std::fprintf(f, "%d,%d,1\n", l, e);
+    }
     std::fclose(f);
   }
   Json j = small_scenario();
