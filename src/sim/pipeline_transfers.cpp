@@ -21,10 +21,13 @@ bool StepSimulation::end_pass(std::int64_t st, const PipelinePass& pass) {
                                                costs_.groups().pp).value();
   const double latency = collective::collective_time(s_.system, Op::kSendRecv, Bytes(1), costs_.groups().pp).value();
   // 1F1B exchanges activations with blocking batched send/recv; the interleaved schedule overlaps
-  // them with compute (overlap_p2p_comm, as Megatron's recipes run it).
+  // them with compute (overlap_p2p_comm, as Megatron's recipes run it) until the next pass of the
+  // same direction, which waits on the handle.
   const bool blocking = vpp_ == 1;
+  const int direction = pass.backward ? 1 : 0;
+  if (!blocking) r.send_in_flight[direction] = true;
   ports_.transfer(st, PortNetwork::tier_of(costs_.groups().pp), Direction::kOut, t, latency, start,
-                  [this, st, to, k, start, blocking, pass](engine::FlowId, SimTime) {
+                  [this, st, to, k, start, blocking, direction, pass](engine::FlowId, SimTime) {
                     std::int64_t ev = -1;
                     if (tracks_) {
                       ev = tracks_->transfer(static_cast<std::size_t>(st), Track::kPp, "p2p_send", start,
@@ -32,8 +35,16 @@ bool StepSimulation::end_pass(std::int64_t st, const PipelinePass& pass) {
                                              pass.backward);
                     }
                     deliver(to, k, ev);
+                    RankState& sender = rank(st);
                     if (blocking) {
-                      rank(st).waits.pp += seconds_of(queue_.now() - start);
+                      sender.waits.pp += seconds_of(queue_.now() - start);
+                      advance(st);
+                      return;
+                    }
+                    sender.send_in_flight[direction] = false;
+                    if (sender.waiting_send == direction) {
+                      sender.waits.pp += seconds_of(queue_.now() - sender.wait_since);
+                      sender.waiting_send = -1;
                       advance(st);
                     }
                   });

@@ -59,9 +59,9 @@ SimOutput StepSimulation::run() {
   for (const RankState& r : ranks_) {
     if (!r.finished) {
       throw InternalError(fmt::format(
-          "step simulation stalled: stage {} EP rank {} stopped at pass {} of {} (waiting for slot {}, gather {}); "
+          "step simulation stalled: stage {} EP rank {} stopped at pass {} of {} (waiting for slot {}, gather {}, send {}); "
           "the pipeline schedule has a dependency cycle",
-          r.stage, r.ep_index, r.pass, r.order.size(), r.waiting_for, r.waiting_gather));
+          r.stage, r.ep_index, r.pass, r.order.size(), r.waiting_for, r.waiting_gather, r.waiting_send));
     }
   }
   return finish();
@@ -138,6 +138,12 @@ bool StepSimulation::ready_to_start(std::int64_t st, const PipelinePass& pass) {
   RankState& r = rank(st);
   if (!pass.backward && r.gathers_pending[static_cast<std::size_t>(pass.chunk)] > 0) {
     r.waiting_gather = pass.chunk;
+    r.wait_since = queue_.now();
+    return false;
+  }
+  const int direction = pass.backward ? 1 : 0;
+  if (r.send_in_flight[direction]) {
+    r.waiting_send = direction;
     r.wait_since = queue_.now();
     return false;
   }

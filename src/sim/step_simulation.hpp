@@ -74,6 +74,11 @@ struct RankState {
   // Pipeline receives: arrival time per (direction, chunk, micro-batch), kNever until it lands.
   std::vector<SimTime> arrival, send_start;
   std::int64_t waiting_for = -1;  ///< arrival slot this rank is blocked on, -1 if none
+  /// Interleaved schedule: a send of the last forward [0] / backward [1] output still in flight.
+  /// Megatron waits on the batched send/recv handle of the previous pass of the same direction
+  /// before the next one, so a send overlaps the passes of the other direction only.
+  bool send_in_flight[2] = {false, false};
+  std::int32_t waiting_send = -1;  ///< direction whose send this rank is blocked on, -1 if none
   SimTime wait_since = 0;
   // Data parallelism: a FIFO of bucket collectives on the DP stream.
   std::deque<DpJob> dp_queue;
