@@ -5,27 +5,14 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "config/hw_loader.hpp"
-#include "config/model_loader.hpp"
+#include "bench_scenarios.hpp"
 #include "estimate/step_estimator.hpp"
 
 using namespace moesim;
 
 int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
-  Scenario s;
-  s.name = "deepseek-v3 on 1024 H100";
-  s.model = config::load_model_preset("deepseek-v3");
-  s.system = config::load_system_preset("hgx-h100", 1024);
-  s.training = {4096, 1, 8192};
-  s.parallel.tp = 2;
-  s.parallel.pp = 8;
-  s.parallel.vpp = 4;
-  s.parallel.ep = 64;
-  s.parallel.etp = 1;
-  s.parallel.dp = 1024 / (2 * 8);
-  s.parallel.sequence_parallel = true;
-  validate_layout(s);
+  Scenario s = bench::deepseek_v3_on_1024_h100();
 
   using clock = std::chrono::steady_clock;
   double checksum = 0;

@@ -10,8 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "config/hw_loader.hpp"
-#include "config/model_loader.hpp"
+#include "bench_scenarios.hpp"
 #include "sim/step_simulator.hpp"
 
 using namespace moesim;
@@ -27,27 +26,11 @@ double peak_rss_mib() {
   return 0;
 }
 
-Scenario deepseek_v3_1024() {
-  Scenario s;
-  s.name = "deepseek-v3 on 1024 H100";
-  s.model = config::load_model_preset("deepseek-v3");
-  s.system = config::load_system_preset("hgx-h100", 1024);
-  s.training = {4096, 1, 8192};
-  s.parallel.tp = 2;
-  s.parallel.pp = 8;
-  s.parallel.vpp = 4;
-  s.parallel.ep = 64;
-  s.parallel.etp = 1;
-  s.parallel.dp = 1024 / (2 * 8);
-  s.parallel.sequence_parallel = true;
-  validate_layout(s);
-  return s;
-}
 }  // namespace
 
 int main(int argc, char** argv) {
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 3;
-  const Scenario s = deepseek_v3_1024();
+  const Scenario s = bench::deepseek_v3_on_1024_h100();
   using clock = std::chrono::steady_clock;
   std::printf("bench_step_sim: DeepSeek-V3 on 1024 H100 (TP2 PP8 VPP4 EP64, gbs 8192, seq 4096, balanced)\n");
   struct Case {

@@ -429,6 +429,19 @@ OpProgram LayerCostModel::transformer_layer_ops(bool moe, std::int64_t key_span)
   return c.finish();
 }
 
+const LayerCostModel::LayerKind& LayerCostModel::layer(std::int64_t layer) const {
+  const bool moe = s_.model.layer_is_moe(layer);
+  const std::int64_t span = s_.model.attention_span(layer, s_.training.seq_length);
+  const auto key = std::make_pair(moe, span);
+  auto it = layer_kinds_.find(key);
+  if (it == layer_kinds_.end()) {
+    OpProgram ops = transformer_layer_ops(moe, span);
+    UnitCost cost = ops.cost();
+    it = layer_kinds_.emplace(key, LayerKind{std::move(ops), cost}).first;
+  }
+  return it->second;
+}
+
 OpProgram LayerCostModel::embedding_ops() const {
   Builder c;
   const double out = static_cast<double>(sp_tokens_ * s_.model.hidden_size) * kActivationBytes;

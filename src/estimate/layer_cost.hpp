@@ -2,6 +2,8 @@
 // Cost of one transformer layer (and of the embedding / LM head) for one micro-batch on one rank:
 // the kernels it runs and the TP / CP / EP traffic it waits for, at fidelity "estimate".
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -88,6 +90,14 @@ class LayerCostModel {
   [[nodiscard]] UnitCost transformer_layer(bool moe, std::int64_t key_span) const {
     return transformer_layer_ops(moe, key_span).cost();
   }
+
+  /// Ops and their per-pass sums of transformer layer `layer`. Layers of one kind (dense or MoE,
+  /// same attention span) cost the same, so each kind is built once per model and cached.
+  struct LayerKind {
+    OpProgram ops;
+    UnitCost cost;
+  };
+  [[nodiscard]] const LayerKind& layer(std::int64_t layer) const;
   [[nodiscard]] UnitCost embedding() const { return embedding_ops().cost(); }
   [[nodiscard]] UnitCost output_head() const { return output_head_ops().cost(); }
   [[nodiscard]] UnitCost mtp_projection() const { return mtp_projection_ops().cost(); }
@@ -128,6 +138,8 @@ class LayerCostModel {
   std::int64_t tokens_ = 0;     ///< tokens of this rank's sequence slice: mbs·seq/cp
   std::int64_t sp_tokens_ = 0;  ///< tokens held between blocks: tokens/tp with sequence parallelism
   bool full_recompute_ = false;
+  /// Built layer kinds by (MoE?, attention span); a model instance is used by one thread.
+  mutable std::map<std::pair<bool, std::int64_t>, LayerKind> layer_kinds_;
 };
 
 }  // namespace moesim::estimate

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <utility>
 
 
@@ -76,16 +75,7 @@ Result estimate_step(const Scenario& s) {
   const std::vector<StageLayers> stages = plan_stages(s);
   const std::vector<RankParams> params = rank_params(s, stages);
 
-  // Layers of one kind cost the same: cache by (MoE?, attention span).
-  std::map<std::pair<bool, std::int64_t>, UnitCost> cache;
-  auto layer_cost = [&](std::int64_t layer) -> const UnitCost& {
-    const bool moe = s.model.layer_is_moe(layer);
-    const std::int64_t span = s.model.attention_span(layer, s.training.seq_length);
-    auto key = std::make_pair(moe, span);
-    auto it = cache.find(key);
-    if (it == cache.end()) it = cache.emplace(key, lc.transformer_layer(moe, span)).first;
-    return it->second;
-  };
+  auto layer_cost = [&](std::int64_t layer) -> const UnitCost& { return lc.layer(layer).cost; };
 
   std::vector<StageCost> stage_costs(stages.size());
   for (std::size_t i = 0; i < stages.size(); ++i) {

@@ -1,6 +1,5 @@
 #include "sim/chunk_program.hpp"
 
-#include <map>
 #include <string_view>
 #include <utility>
 
@@ -49,15 +48,7 @@ ChunkProgram assemble(const std::vector<Unit>& units, Dispatcher dispatcher) {
 
 std::vector<ChunkProgram> build_chunk_programs(const Scenario& s, const estimate::LayerCostModel& costs,
                                                const schedule::StageLayers& stage) {
-  std::map<std::pair<bool, std::int64_t>, estimate::OpProgram> layer_cache;
-  auto layer_ops = [&](std::int64_t layer) -> const estimate::OpProgram& {
-    const bool moe = s.model.layer_is_moe(layer);
-    const std::int64_t span = s.model.attention_span(layer, s.training.seq_length);
-    auto key = std::make_pair(moe, span);
-    auto it = layer_cache.find(key);
-    if (it == layer_cache.end()) it = layer_cache.emplace(key, costs.transformer_layer_ops(moe, span)).first;
-    return it->second;
-  };
+  auto layer_ops = [&](std::int64_t layer) -> const estimate::OpProgram& { return costs.layer(layer).ops; };
   const estimate::OpProgram embedding = costs.embedding_ops();
   const estimate::OpProgram head = costs.output_head_ops();
   const estimate::OpProgram mtp_projection = costs.mtp_projection_ops();
