@@ -201,7 +201,8 @@ void LayerCostModel::add_tp_collective(Builder& c, const char* name, Op fwd_op, 
   // under the neighbouring GEMM; only what exceeds the GEMM stays exposed. The backward runs the
   // transposed collective (all-gather ↔ reduce-scatter) at the same cost.
   const double exposed = s_.parallel.tp_comm_overlap ? std::max(0.0, t - overlap_window_s) : t;
-  add_comm(c, name, OpKind::kTpComm, CommGroup::kTp, exposed, collective_latency(s_.system, fwd_op, groups_.tp), bytes, recomputed);
+  add_comm(c, name, OpKind::kTpComm, CommGroup::kTp, exposed, collective_latency(s_.system, fwd_op, groups_.tp), bytes,
+           recomputed);
 }
 
 void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
@@ -379,7 +380,8 @@ void LayerCostModel::add_moe(Builder& c) const {
     etp_bytes = static_cast<double>(p.etp * t * topk * h) * kActivationBytes * imbalance;
     etp_ag = collective::collective_time(s_.system, Op::kAllGather, Bytes(etp_bytes), groups_.etp).value();
     etp_rs = collective::collective_time(s_.system, Op::kReduceScatter, Bytes(etp_bytes), groups_.etp).value();
-    add_comm(c, "etp_all_gather", OpKind::kTpComm, CommGroup::kEtp, etp_ag, collective_latency(s_.system, Op::kAllGather, groups_.etp),
+    add_comm(c, "etp_all_gather", OpKind::kTpComm, CommGroup::kEtp, etp_ag,
+             collective_latency(s_.system, Op::kAllGather, groups_.etp),
              etp_bytes, false);
   }
 

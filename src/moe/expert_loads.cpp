@@ -219,7 +219,8 @@ std::vector<double> rank_loads(const std::vector<double>& expert_tokens, std::in
   const auto ranks = static_cast<std::size_t>(std::max<std::int64_t>(ep, 1));
   const std::size_t per_rank = expert_tokens.size() / ranks;
   std::vector<double> loads(ranks, 0.0);
-  for (std::size_t e = 0; e < expert_tokens.size(); ++e) loads[std::min(e / std::max<std::size_t>(per_rank, 1), ranks - 1)] += expert_tokens[e];
+  const std::size_t stride = std::max<std::size_t>(per_rank, 1);
+  for (std::size_t e = 0; e < expert_tokens.size(); ++e) loads[std::min(e / stride, ranks - 1)] += expert_tokens[e];
   return loads;
 }
 

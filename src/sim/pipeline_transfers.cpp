@@ -51,7 +51,8 @@ bool StepSimulation::end_pass(std::int64_t st, const PipelinePass& pass) {
   return blocking;
 }
 
-std::optional<std::pair<std::int64_t, PipelinePass>> StepSimulation::destination(const PipelinePass& p, std::int64_t i) const {
+std::optional<std::pair<std::int64_t, PipelinePass>> StepSimulation::destination(const PipelinePass& p,
+                                                                                 std::int64_t i) const {
   const std::int64_t pp = s_.parallel.pp;
   const std::int64_t st = ranks_[static_cast<std::size_t>(i)].stage;
   if (!p.backward) {
