@@ -158,6 +158,16 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
   p.etp = int_or(par, "etp", 1);
   if (experts > 0 && par.value("etp", Json()).is_null()) pt.assumed.push_back("etp not published: 1 (NVIDIA MoE recipes)");
   if (par.value("vpp", Json()).is_null() && p.pp > 1) pt.assumed.push_back("vpp not published: 1");
+  // A published layout whose pp·vpp does not divide the layers but divides layers + 2 can only have
+  // run with Megatron's embedding and loss counted as pipeline layers (Megatron asserts the split).
+  const std::int64_t model_chunks = p.pp * p.vpp;
+  if (model_chunks > 1 && s.model.num_layers % model_chunks != 0 && (s.model.num_layers + 2) % model_chunks == 0) {
+    p.account_for_embedding_in_pipeline_split = true;
+    p.account_for_loss_in_pipeline_split = true;
+    pt.assumed.push_back("embedding and loss counted as pipeline layers (the only way Megatron splits " +
+                         std::to_string(s.model.num_layers) + " layers over pp·vpp = " + std::to_string(model_chunks) +
+                         ")");
+  }
   if (p.tp * p.cp * p.pp <= 0 || gpus % (p.tp * p.cp * p.pp) != 0) return "num_gpus not divisible by tp·cp·pp";
   p.dp = gpus / (p.tp * p.cp * p.pp);
   const std::int64_t dp_pub = int_or(par, "dp", p.dp);

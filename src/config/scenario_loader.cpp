@@ -105,7 +105,8 @@ ParallelSpec read_parallel(const Json* value, std::int64_t gpus) {
     return p;
   }
   const ObjectReader r(*value, "/parallel",
-                       {"tp", "pp", "vpp", "cp", "ep", "etp", "dp", "sequence_parallel", "tp_comm_overlap"});
+                       {"tp", "pp", "vpp", "cp", "ep", "etp", "dp", "sequence_parallel", "tp_comm_overlap",
+                        "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"});
   p.tp = r.get_int("tp", 1, lim::kParallelSize);
   p.pp = r.get_int("pp", 1, lim::kParallelSize);
   p.vpp = r.get_int("vpp", 1, lim::kParallelSize);
@@ -116,6 +117,8 @@ ParallelSpec read_parallel(const Json* value, std::int64_t gpus) {
   p.dp = r.get_int("dp", std::max<std::int64_t>(1, gpus / p.model_parallel()), lim::kParallelSize);
   p.sequence_parallel = r.get_bool("sequence_parallel", p.tp > 1);
   p.tp_comm_overlap = r.get_bool("tp_comm_overlap", false);
+  p.account_for_embedding_in_pipeline_split = r.get_bool("account_for_embedding_in_pipeline_split", false);
+  p.account_for_loss_in_pipeline_split = r.get_bool("account_for_loss_in_pipeline_split", false);
   return p;
 }
 

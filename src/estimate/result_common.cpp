@@ -42,7 +42,7 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages,
   r.layout.num_nodes = (s.system.gpus + s.system.gpus_per_node - 1) / s.system.gpus_per_node;
   for (const auto& st : stages) r.layout.layers_per_stage.push_back(static_cast<std::int64_t>(st.layers.size()));
 
-  if (s.model.num_layers % (p.pp * p.vpp) != 0) {
+  if ((s.model.num_layers + p.pipeline_split_slots()) % (p.pp * p.vpp) != 0) {
     r.warnings.push_back(fmt::format("{} layers do not split evenly over pp·vpp = {} chunks; layers per stage: {}",
                                      s.model.num_layers, p.pp * p.vpp, fmt::join(r.layout.layers_per_stage, ", ")));
   }

@@ -27,6 +27,14 @@ struct ParallelSpec {
   std::int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, etp = 1, dp = 1;
   bool sequence_parallel = false;  ///< default: true when tp > 1
   bool tp_comm_overlap = false;    ///< TE userbuffers overlap of TP all-gather/reduce-scatter with GEMMs
+  /// Megatron's --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split:
+  /// the embedding (loss) takes one layer's slot in the first (last) model chunk, so
+  /// num_layers + those slots split evenly over pp·vpp chunks (Llama-3.1-405B's 126 + 2 = 128).
+  bool account_for_embedding_in_pipeline_split = false;
+  bool account_for_loss_in_pipeline_split = false;
+  [[nodiscard]] std::int64_t pipeline_split_slots() const {
+    return (account_for_embedding_in_pipeline_split ? 1 : 0) + (account_for_loss_in_pipeline_split ? 1 : 0);
+  }
   [[nodiscard]] std::int64_t model_parallel() const { return tp * cp * pp; }
   [[nodiscard]] std::int64_t edp(std::int64_t gpus) const { return gpus / (etp * ep * pp); }
 };

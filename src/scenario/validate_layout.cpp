@@ -104,6 +104,20 @@ void check_pipeline(const Scenario& s) {
     throw InputError("/parallel/vpp", str(vpp), "vpp > 1 interleaves pipeline stages and needs pp > 1",
                      "1 when pp = 1");
   }
+  const std::int64_t slots = s.parallel.pipeline_split_slots();
+  if (slots > 0) {
+    // Megatron asserts the even split when the embedding or the loss counts as a layer.
+    if ((layers + slots) % (pp * vpp) != 0) {
+      throw InputError(s.parallel.account_for_embedding_in_pipeline_split
+                           ? "/parallel/account_for_embedding_in_pipeline_split"
+                           : "/parallel/account_for_loss_in_pipeline_split",
+                       "true",
+                       "model.num_layers + " + str(slots) + " (" + str(layers + slots) +
+                           ") must divide evenly over pp·vpp = " + str(pp * vpp) + " model chunks",
+                       "false, or a layout whose pp·vpp divides " + str(layers + slots));
+    }
+    return;
+  }
   // Uneven splits are allowed (the estimator distributes layers), but no virtual stage may be empty.
   if (pp * vpp > layers) {
     throw InputError("/parallel/vpp", str(vpp),

@@ -83,3 +83,37 @@ TEST_CASE("the source of a pass: previous stage forward, next stage backward, wr
   const auto mid = schedule::pass_source(B(1, 0), 1, 4, 1);
   CHECK(mid.rank == 2);
 }
+
+#include "config/hw_loader.hpp"
+#include "config/model_loader.hpp"
+#include "schedule/stage_plan.hpp"
+
+TEST_CASE("embedding and loss counted as pipeline layers: 126 layers over pp 16 · vpp 8 = 128 chunks") {
+  // Megatron-Bridge's Llama-3.1-405B recipe: --account-for-embedding-in-pipeline-split and
+  // --account-for-loss-in-pipeline-split; the first chunk holds the embedding alone, the last the loss
+  // alone, every other chunk one layer.
+  Scenario s;
+  s.model = config::load_model_preset("llama-3.1-405b");
+  s.system = config::load_system_preset("gb200-nvl72", 1024);
+  s.training = {8192, 1, 512};
+  s.parallel.tp = 4;
+  s.parallel.pp = 16;
+  s.parallel.vpp = 8;
+  s.parallel.dp = 1024 / 64;
+  s.parallel.sequence_parallel = true;
+  s.parallel.account_for_embedding_in_pipeline_split = true;
+  s.parallel.account_for_loss_in_pipeline_split = true;
+  REQUIRE(s.model.num_layers == 126);
+  validate_layout(s);
+  const auto stages = schedule::plan_stages(s);
+  REQUIRE(stages.size() == 16);
+  CHECK(stages[0].chunks[0].empty());           // the embedding's slot
+  CHECK(stages[15].chunks[7].empty());          // the loss's slot
+  CHECK(stages[1].chunks[0] == std::vector<std::int64_t>{0});
+  CHECK(stages[0].chunks[1] == std::vector<std::int64_t>{15});
+  std::size_t total = 0;
+  for (const auto& st : stages) total += st.layers.size();
+  CHECK(total == 126);
+  CHECK(stages[0].layers.size() == 7);
+  CHECK(stages[7].layers.size() == 8);
+}
