@@ -1,0 +1,395 @@
+#include "memory/rank_memory.hpp"
+
+#include <algorithm>
+#include <array>
+#include <span>
+#include <vector>
+
+#include "core/error.hpp"
+#include "model/counts.hpp"
+#include "schedule/stage_params.hpp"
+
+namespace moesim::memory {
+namespace {
+
+constexpr double kAct = 2.0;   // 16-bit activations (bf16/fp16), Korthikanti 2022 §4.1
+constexpr double kMask = 1.0;  // dropout mask, one byte per element (Korthikanti 2022 §4.1)
+constexpr double kFp32 = 4.0;
+
+double as_d(std::int64_t v) { return static_cast<double>(v); }
+
+/// Shapes every activation formula needs, in elements.
+struct Dims {
+  double tokens = 0;  ///< s·b/cp: tokens of one micro-batch on this rank before sequence sharding
+  double seq = 0;     ///< full sequence: keys each query attends to in an unfused softmax
+  double h = 0;
+  double tp = 1;
+  double sp = 1;      ///< t with sequence parallelism (norm/dropout regions sharded), else 1
+};
+
+Dims dims_of(const Scenario& s) {
+  const auto& p = s.parallel;
+  Dims d;
+  d.tokens = as_d(s.training.seq_length) * as_d(s.training.micro_batch_size) / as_d(p.cp);
+  d.seq = as_d(s.training.seq_length);
+  d.h = as_d(s.model.hidden_size);
+  d.tp = as_d(p.tp);
+  d.sp = p.sequence_parallel ? d.tp : 1.0;
+  return d;
+}
+
+/// Per-token bytes of Q, K, V (per head, TP-sharded) and of the attention output (the projection's
+/// input). MLA adds its compressed latents, which the down projections compute on SP-sharded tokens.
+struct QkvBytes {
+  double per_head = 0;  ///< Q, K, V after the up projections (dropped by mla_up_proj recompute)
+  double latents = 0;   ///< MLA q/kv latents and the rotary key
+  double out = 0;       ///< core-attention output = output-projection input
+};
+
+QkvBytes qkv_bytes(const Scenario& s, const Dims& d) {
+  const auto& m = s.model;
+  const double heads = as_d(m.num_attention_heads) / d.tp;
+  QkvBytes q;
+  if (m.multi_latent_attention) {
+    const auto& mla = *m.multi_latent_attention;
+    const double qk = as_d(mla.qk_head_dim + mla.qk_pos_emb_head_dim);
+    q.per_head = kAct * heads * (2.0 * qk + as_d(mla.v_head_dim));
+    q.latents = kAct * as_d(mla.q_lora_rank + mla.kv_lora_rank + mla.qk_pos_emb_head_dim) / d.sp;
+    q.out = kAct * heads * as_d(mla.v_head_dim);
+  } else {
+    const double groups = as_d(m.num_query_groups) / d.tp;
+    q.per_head = kAct * (heads + 2.0 * groups) * as_d(m.kv_channels);
+    q.out = kAct * heads * as_d(m.kv_channels);
+  }
+  return q;
+}
+
+/// Korthikanti 2022 attention block + input norm, per token: norm input 2h, QKV input 2h, Q/K/V,
+/// softmax 2as + its dropout mask as + dropout output 2as (unfused only), projection input,
+/// projection dropout mask h. Norm/dropout regions and the QKV input divide by sp, the rest by t.
+double attention_bytes_per_token(const Scenario& s, const RecomputeSpec& rc, const Dims& d, const MemoryOptions& opt) {
+  const QkvBytes q = qkv_bytes(s, d);
+  double b = kAct * d.h / d.sp;                                      // input norm's input (the layer input)
+  if (!rc.has("layernorm")) b += kAct * d.h / d.sp;         // norm output = QKV GEMM input
+  if (!rc.has("mla_up_proj")) b += q.per_head;
+  b += q.latents + q.out;
+  if (opt.hidden_dropout_masks) b += kMask * d.h / d.sp;
+  // FlashAttention keeps no s×s tensor; the unfused path keeps softmax output, mask and dropout
+  // output (5·a·s bytes per token over t) unless core_attn is recomputed (selective recompute).
+  if (s.attention_backend == AttentionBackend::kUnfused && !rc.has("core_attn")) {
+    b += 5.0 * as_d(s.model.num_attention_heads) * d.seq / d.tp;
+  }
+  return b;
+}
+
+/// Pre-MLP norm input, its output (the MLP / router input) and the MLP dropout mask, per token.
+double mlp_entry_bytes_per_token(const RecomputeSpec& rc, const Dims& d, const MemoryOptions& opt) {
+  double b = kAct * d.h / d.sp;
+  if (!rc.has("layernorm")) b += kAct * d.h / d.sp;
+  if (opt.hidden_dropout_masks) b += kMask * d.h / d.sp;
+  return b;
+}
+
+/// fc1 output (2 matrices' worth for SwiGLU) and activation output of an MLP of width f_rank on this rank.
+double mlp_inner_bytes_per_token(const Scenario& s, double f_rank, bool drop_act_output) {
+  const double gated = s.model.gated_linear_unit ? 2.0 : 1.0;
+  return kAct * gated * f_rank + (drop_act_output ? 0.0 : kAct * f_rank);
+}
+
+/// Routed token copies this rank's experts process per local token: the stage's tokens·k spread
+/// over ep·etp·edp expert ranks, each copy seen by its etp ranks ⇒ k·etp/tp per local token
+/// (dense ranks tp·cp·dp = expert ranks etp·ep·edp per stage). Skew raises the most-loaded rank.
+double routed_copies_per_token(const Scenario& s, const MemoryOptions& opt) {
+  double load = opt.expert_load_factor;
+  if (s.moe.capacity_factor) load = std::min(load, *s.moe.capacity_factor);
+  return as_d(s.model.moe_router_topk) * as_d(s.parallel.etp) / as_d(s.parallel.tp) * load;
+}
+
+/// Per routed copy: expert fc1 input 2h, fc1 output, activation output (dropped by moe_act), and
+/// the permutation metadata backward needs (fp32 routing prob + int32 row index).
+double routed_bytes_per_copy(const Scenario& s, const RecomputeSpec& rc, const Dims& d) {
+  const double f = as_d(s.model.moe_ffn_hidden_size) / as_d(s.parallel.etp);
+  return kAct * d.h + mlp_inner_bytes_per_token(s, f, rc.has("moe_act")) + kFp32 + 4.0;
+}
+
+LayerActivation full_recompute_layer(const Dims& d) {
+  LayerActivation a;
+  a.attention_bytes = d.tokens * kAct * d.h / d.sp;  // the checkpointed layer input only
+  return a;
+}
+
+/// layer_activation under the recompute settings `rc` (the backward of a fully recomputed layer
+/// rebuilds its activations as if nothing were recomputed).
+LayerActivation layer_activation_under(const Scenario& s, const RecomputeSpec& rc, bool moe_layer,
+                                       const MemoryOptions& opt) {
+  const Dims d = dims_of(s);
+  if (rc.granularity == RecomputeGranularity::kFull) return full_recompute_layer(d);
+  LayerActivation a;
+  a.attention_bytes = d.tokens * attention_bytes_per_token(s, rc, d, opt);
+  const auto& m = s.model;
+  double mlp = mlp_entry_bytes_per_token(rc, d, opt);
+  if (!moe_layer) {
+    if (!rc.has("mlp")) mlp += mlp_inner_bytes_per_token(s, as_d(m.ffn_hidden_size) / d.tp, false);
+    a.mlp_bytes = d.tokens * mlp;
+    return a;
+  }
+  if (!rc.has("moe")) {
+    mlp += kFp32 * as_d(m.num_moe_experts) / d.sp;  // router logits/probs for the softmax/top-k backward
+    if (m.moe_shared_expert_intermediate_size > 0 && !rc.has("shared_experts")) {
+      mlp += mlp_inner_bytes_per_token(s, as_d(m.moe_shared_expert_intermediate_size) / d.tp, false);
+    }
+    a.routed_bytes = d.tokens * routed_copies_per_token(s, opt) * routed_bytes_per_copy(s, rc, d);
+  }
+  a.mlp_bytes = d.tokens * mlp;
+  return a;
+}
+
+}  // namespace
+
+LayerActivation layer_activation(const Scenario& s, bool moe_layer, const MemoryOptions& opt) {
+  return layer_activation_under(s, s.recompute, moe_layer, opt);
+}
+
+BytesPerParam bytes_per_param(Precision p, bool distributed_optimizer, double shards) {
+  // Megatron docs/user-guide/features/dist_optimizer.md: bf16 param 2 + fp32 main grad 4 + fp32
+  // master/m/v 12; fp16 keeps fp16 grads (2) and an fp32 grad copy in the optimizer (16).
+  const bool fp16 = p == Precision::kFp16;
+  BytesPerParam b;
+  b.weight = 2.0;
+  b.grad = fp16 ? 2.0 : 4.0;
+  b.optimizer = (fp16 ? 16.0 : 12.0) / (distributed_optimizer ? shards : 1.0);
+  return b;
+}
+
+double low_precision_copy_bytes_per_param(Precision p, std::string_view architecture) {
+  // Transformer Engine keeps the 16-bit weight and caches a quantized copy per usage: rowwise for
+  // the forward GEMM, columnwise for the dgrad GEMM (TE performance_considerations.rst "Memory usage").
+  const bool hopper_or_older = architecture != "blackwell";
+  switch (p) {
+    case Precision::kBf16:
+    case Precision::kFp16:
+      return 0.0;
+    case Precision::kFp8:  // per-tensor scaling: Hopper needs a physical FP8 transpose, Blackwell one layout
+      return hopper_or_older ? 2.0 : 1.0;
+    case Precision::kFp8Blockwise:  // 128×128 weight blocks, rowwise + transposed copy, fp32 scale per block
+      return 2.0 * (1.0 + kFp32 / (128.0 * 128.0));
+    case Precision::kMxfp8:  // 1×32 E8M0 scales run along different axes: both copies on every GPU
+      return 2.0 * (1.0 + 1.0 / 32.0);
+    case Precision::kNvfp4:  // 4-bit values + one E4M3 scale per 16, rowwise and columnwise
+      return 2.0 * (0.5 + 1.0 / 16.0);
+  }
+  return 0.0;
+}
+
+std::int64_t inflight_chunk_passes(std::int64_t rank, std::int64_t pp, std::int64_t vpp, std::int64_t microbatches) {
+  const std::int64_t total = microbatches * vpp;
+  // Megatron schedules.py: warm-up forwards, then the first steady forward runs before any backward.
+  const std::int64_t warmup = vpp == 1 ? pp - rank - 1 : (pp - rank - 1) * 2 + (vpp - 1) * pp;
+  return std::min(warmup + 1, total);
+}
+
+namespace {
+
+/// Chunk of the i-th forward of Megatron's schedule table: groups of pp micro-batches run through
+/// every chunk before the next group; the last group holds the remainder (pipeline_schedule.cpp).
+std::int64_t forward_chunk(std::int64_t i, std::int64_t pp, std::int64_t vpp, std::int64_t microbatches) {
+  const std::int64_t full = (microbatches / pp) * pp * vpp;
+  if (i < full) return (i % (pp * vpp)) / pp;
+  return (i - full) / (microbatches % pp);
+}
+
+/// Peak of the running sum of saved bytes over Megatron's pass order: each forward adds its chunk's
+/// bytes, each backward (chunks reversed) frees them. Called only when the chunks' bytes differ
+/// (equal chunks: peak = in-flight passes × chunk bytes); O(m·vpp) integer steps, no allocation.
+double interleaved_peak_bytes(std::int64_t rank, std::int64_t pp, std::int64_t vpp, std::int64_t microbatches,
+                              const double* chunk_bytes) {
+  const std::int64_t total = microbatches * vpp;
+  const std::int64_t warmup = inflight_chunk_passes(rank, pp, vpp, microbatches) - 1;
+  double level = 0;
+  for (std::int64_t i = 0; i < warmup; ++i) level += chunk_bytes[forward_chunk(i, pp, vpp, microbatches)];
+  double peak = level;
+  for (std::int64_t j = 0; j < total - warmup; ++j) {  // steady: one forward, then one backward
+    level += chunk_bytes[forward_chunk(warmup + j, pp, vpp, microbatches)];
+    peak = std::max(peak, level);
+    level -= chunk_bytes[vpp - 1 - forward_chunk(j, pp, vpp, microbatches)];
+  }
+  return peak;
+}
+
+/// Parameters of one rank of the stage, and how many of them are GEMM weights that Transformer
+/// Engine quantizes (not the embedding, LM head, norms or router).
+struct StageParams {
+  schedule::RankParams params;
+  double gemm_weights = 0;
+};
+
+double layer_gemm_weights(const Scenario& s, std::int64_t layer) {
+  const model::LayerParams lp = model::layer_params(s.model, layer);
+  return (lp.attention + lp.dense_mlp + lp.shared_experts) / as_d(s.parallel.tp) +
+         lp.routed_experts / as_d(s.parallel.ep * s.parallel.etp);
+}
+
+/// Layers of a stage come in two kinds only, so each kind's parameters are computed once.
+StageParams stage_params(const Scenario& s, const schedule::StageLayers& stage) {
+  std::int64_t dense_layer = -1, moe_layer = -1;
+  double n_dense = 0, n_moe = 0;
+  for (std::int64_t l : stage.layers) {
+    if (s.model.layer_is_moe(l)) {
+      moe_layer = l;
+      n_moe += 1;
+    } else {
+      dense_layer = l;
+      n_dense += 1;
+    }
+  }
+  StageParams out;
+  auto add_kind = [&](std::int64_t layer, double count) {
+    if (layer < 0) return;
+    const schedule::RankParams rp = schedule::layer_rank_params(s, layer);
+    out.params.dense += count * rp.dense;
+    out.params.expert += count * rp.expert;
+    out.gemm_weights += count * layer_gemm_weights(s, layer);
+  };
+  add_kind(dense_layer, n_dense);
+  add_kind(moe_layer, n_moe);
+  if (stage.has_embedding) out.params += schedule::embedding_rank_params(s);
+  if (stage.has_output_head) {
+    out.params += schedule::output_head_rank_params(s);
+    const double mtp = as_d(s.model.mtp_num_layers);
+    if (mtp > 0) {
+      const schedule::RankParams m = schedule::mtp_module_rank_params(s);
+      out.params.dense += mtp * m.dense;
+      out.params.expert += mtp * m.expert;
+      const double h = as_d(s.model.hidden_size);
+      out.gemm_weights += mtp * (layer_gemm_weights(s, s.model.num_layers - 1) + 2.0 * h * h);
+    }
+  }
+  return out;
+}
+
+void fill_model_state(const Scenario& s, const StageParams& sp, RankMemory& r) {
+  const auto& p = s.parallel;
+  r.dense_params = sp.params.dense;
+  r.expert_params = sp.params.expert;
+  // The distributed optimizer shards dense state over the DP group with CP (Megatron's
+  // DATA_PARALLEL_GROUP_WITH_CP) and expert state over expert-DP.
+  const BytesPerParam dense = bytes_per_param(s.precision, s.optimizer.distributed, as_d(p.dp * p.cp));
+  const BytesPerParam expert = bytes_per_param(s.precision, s.optimizer.distributed, as_d(p.edp(s.system.gpus)));
+  r.weights_bytes = dense.weight * r.dense_params + expert.weight * r.expert_params;
+  r.gradients_bytes = dense.grad * r.dense_params + expert.grad * r.expert_params;
+  r.optimizer_bytes = dense.optimizer * r.dense_params + expert.optimizer * r.expert_params;
+  r.low_precision_weight_bytes =
+      sp.gemm_weights * low_precision_copy_bytes_per_param(s.precision, s.system.gpu.architecture);
+}
+
+/// Saved bytes per micro-batch of the embedding: int64 token ids (Megatron's 8·s·b) and the
+/// embedding-dropout mask.
+double embedding_activation_bytes(const Scenario& s, const MemoryOptions& opt) {
+  const Dims d = dims_of(s);
+  return d.tokens * (8.0 + (opt.hidden_dropout_masks ? kMask * d.h / d.sp : 0.0));
+}
+
+/// Chunk buffers live on the stack up to this many virtual chunks (more spill to the heap).
+constexpr std::size_t kMaxChunks = 128;
+
+/// Saved bytes per micro-batch of each virtual chunk of the stage (chunk 0 holds the embedding, the
+/// last chunk the MTP modules).
+void chunk_activation_bytes(const Scenario& s, const schedule::StageLayers& stage, const MemoryOptions& opt,
+                            double act_dense, double act_moe, std::span<double> out) {
+  const std::size_t vpp = out.size();
+  for (std::size_t c = 0; c < vpp; ++c) {
+    const std::vector<std::int64_t>& layers = stage.chunks.size() == vpp ? stage.chunks[c] : stage.layers;
+    double b = 0;
+    for (std::int64_t l : layers) b += s.model.layer_is_moe(l) ? act_moe : act_dense;
+    out[c] = b;
+  }
+  if (stage.has_embedding) out[0] += embedding_activation_bytes(s, opt);
+  if (stage.has_output_head && s.model.mtp_num_layers > 0) {
+    // Each MTP module: one transformer layer of the last layer's kind + its eh_proj input [2h].
+    const Dims d = dims_of(s);
+    const double layer = s.model.layer_is_moe(s.model.num_layers - 1) ? act_moe : act_dense;
+    out[vpp - 1] += as_d(s.model.mtp_num_layers) * (layer + d.tokens * kAct * 2.0 * d.h / d.sp);
+  }
+}
+
+void fill_activations(const Scenario& s, std::int64_t rank, const schedule::StageLayers& stage,
+                      const MemoryOptions& opt, RankMemory& r) {
+  const auto& p = s.parallel;
+  const double act_dense = layer_activation(s, false, opt).total();
+  const double act_moe = s.model.is_moe() ? layer_activation(s, true, opt).total() : 0.0;
+  const std::int64_t m = s.num_microbatches();
+  const std::int64_t passes = inflight_chunk_passes(rank, p.pp, p.vpp, m);
+
+  std::array<double, kMaxChunks> fixed{};
+  std::vector<double> spill;  // only for vpp > kMaxChunks
+  std::span<double> chunks;
+  if (static_cast<std::size_t>(p.vpp) <= kMaxChunks) {
+    chunks = std::span<double>(fixed.data(), static_cast<std::size_t>(p.vpp));
+  } else {
+    spill.assign(static_cast<std::size_t>(p.vpp), 0.0);
+    chunks = spill;
+  }
+  chunk_activation_bytes(s, stage, opt, act_dense, act_moe, chunks);
+  double stage_bytes = 0;
+  for (double c : chunks) stage_bytes += c;
+  const bool equal = std::all_of(chunks.begin(), chunks.end(), [&](double c) { return c == chunks[0]; });
+  double peak = 0;
+  if (p.vpp == 1) {
+    peak = as_d(passes) * stage_bytes;
+  } else if (equal) {
+    peak = as_d(passes) * chunks[0];
+  } else {
+    peak = interleaved_peak_bytes(rank, p.pp, p.vpp, m, chunks.data());
+  }
+  r.activations_bytes = peak;
+  r.inflight_microbatches = stage_bytes > 0 ? peak / stage_bytes : as_d(passes) / as_d(p.vpp);
+
+  // One-at-a-time buffers (docs/memory.md): the layer rebuilt by full recompute during its
+  // backward, the MoE dispatch/combine buffers of the layer running, and the last stage's logits.
+  const Dims d = dims_of(s);
+  double layer_work = 0;
+  if (s.recompute.granularity == RecomputeGranularity::kFull && !stage.layers.empty()) {
+    const RecomputeSpec none;
+    layer_work = layer_activation_under(s, none, s.model.is_moe(), opt).total();
+  }
+  if (s.model.is_moe()) {
+    const double k = as_d(s.model.moe_router_topk);
+    const double received = d.tokens * routed_copies_per_token(s, opt);
+    // Permuted local copies (dispatch send), expert output, combine receive: 16-bit rows of h.
+    layer_work += kAct * d.h * (2.0 * d.tokens * k / d.sp + received);
+  }
+  double logits = 0;
+  if (stage.has_output_head) {
+    // Vocab-parallel logits (16-bit) and the fp32 copy the cross-entropy works on, per head.
+    logits = d.tokens * as_d(s.model.vocab_size) / d.tp * (kAct + kFp32) * as_d(1 + s.model.mtp_num_layers);
+  }
+  r.activation_working_bytes = std::max(layer_work, logits);
+}
+
+void fill_runtime(const Scenario& s, const MemoryOptions& opt, RankMemory& r) {
+  const auto& p = s.parallel;
+  // One NCCL communicator per process group of more than one rank that this rank uses.
+  const std::int64_t sizes[] = {p.tp, p.cp, p.dp * p.cp, p.pp, p.ep, p.etp, p.edp(s.system.gpus)};
+  double groups = 0;
+  for (std::int64_t g : sizes) groups += g > 1 ? 1.0 : 0.0;
+  r.comm_buffers_bytes = groups * opt.nccl_bytes_per_group;
+  r.cuda_context_bytes = opt.cuda_context_bytes;
+  r.fragmentation_bytes =
+      opt.fragmentation_share * (r.model_state_bytes() + r.activations_bytes + r.activation_working_bytes);
+}
+
+}  // namespace
+
+RankMemory rank_memory(const Scenario& s, std::int64_t pipeline_stage, const schedule::StageLayers& stage,
+                       const MemoryOptions& opt) {
+  if (pipeline_stage < 0 || pipeline_stage >= s.parallel.pp) {
+    throw InternalError("rank_memory: pipeline_stage must lie in [0, pp)");
+  }
+  RankMemory r;
+  fill_model_state(s, stage_params(s, stage), r);
+  fill_activations(s, pipeline_stage, stage, opt, r);
+  fill_runtime(s, opt, r);
+  return r;
+}
+
+}  // namespace moesim::memory

@@ -1,0 +1,90 @@
+#pragma once
+// Per-rank memory of one pipeline stage, every term separately, in bytes (docs/memory.md lists each
+// formula with its source). Pure arithmetic over the scenario and the stage plan: no allocation, so
+// the planner can call it for every candidate layout.
+#include <cstdint>
+
+#include "scenario/scenario.hpp"
+#include "schedule/stage_plan.hpp"
+
+namespace moesim::memory {
+
+/// Knobs that are not part of the scenario yet. Defaults follow Megatron-Core / Korthikanti 2022.
+struct MemoryOptions {
+  /// 1-byte hidden-dropout masks after the attention projection and after the MLP (Korthikanti's
+  /// convention, also in Megatron's theoretical_memory_usage.py). Models trained with dropout 0 keep none.
+  bool hidden_dropout_masks = true;
+  /// Routed token copies on the most-loaded rank over the balanced mean (1 = balanced). Capped by
+  /// moe.capacity_factor when the scenario sets one.
+  double expert_load_factor = 1.0;
+  /// CUDA context + cuBLAS/cuDNN/TE workspaces per GPU (docs/memory.md: ~0.5 GiB CUDA 12 context on
+  /// H100 plus workspaces).
+  double cuda_context_bytes = 0.6 * 1024.0 * 1024.0 * 1024.0;
+  /// NCCL channel buffers per communicator this rank belongs to (NCCL_BUFFSIZE 4 MiB × protocols ×
+  /// channels × peers; docs/memory.md).
+  double nccl_bytes_per_group = 0.25 * 1024.0 * 1024.0 * 1024.0;
+  /// PyTorch caching-allocator fragmentation as a share of the allocated tensors (Megatron's ×1.05).
+  double fragmentation_share = 0.05;
+};
+
+/// Activation bytes one transformer layer saves for its backward pass, per micro-batch, on one rank,
+/// split so that tests can check each part against its source.
+struct LayerActivation {
+  double attention_bytes = 0;  ///< input norm + attention block (incl. 5·a·s²·b/t when unfused)
+  double mlp_bytes = 0;        ///< pre-MLP norm + dense MLP, or router + shared experts of an MoE layer
+  double routed_bytes = 0;     ///< routed expert copies on this rank (inputs, fc1 outputs, activations, metadata)
+  [[nodiscard]] double total() const { return attention_bytes + mlp_bytes + routed_bytes; }
+};
+
+struct RankMemory {
+  // Model state.
+  double dense_params = 0;             ///< non-expert parameters on this rank
+  double expert_params = 0;            ///< routed-expert parameters on this rank
+  double weights_bytes = 0;            ///< 16-bit model weights (bf16/fp16 params)
+  double low_precision_weight_bytes = 0;  ///< Transformer Engine's FP8/MXFP8/NVFP4 weight caches (+scales)
+  double gradients_bytes = 0;          ///< main-grad buffer (fp32 for bf16, fp16 for fp16)
+  double optimizer_bytes = 0;          ///< fp32 master + Adam m, v (+ fp32 grad copy for fp16), sharded if distributed
+  // Activations.
+  double inflight_microbatches = 0;    ///< peak micro-batches in flight, in whole-stage equivalents
+  double activations_bytes = 0;        ///< saved layer activations × micro-batches in flight (+ embedding)
+  double activation_working_bytes = 0; ///< one-at-a-time: recomputed layer, MoE permute buffers, logits
+  // Runtime.
+  double comm_buffers_bytes = 0;       ///< NCCL buffers of every communicator of this rank
+  double cuda_context_bytes = 0;       ///< CUDA context and library workspaces
+  double fragmentation_bytes = 0;      ///< caching-allocator fragmentation
+  [[nodiscard]] double model_state_bytes() const {
+    return weights_bytes + low_precision_weight_bytes + gradients_bytes + optimizer_bytes;
+  }
+  [[nodiscard]] double total_bytes() const {
+    return model_state_bytes() + activations_bytes + activation_working_bytes + comm_buffers_bytes +
+           cuda_context_bytes + fragmentation_bytes;
+  }
+};
+
+/// Saved activations of one layer (`moe_layer` selects the MoE block) per micro-batch on one rank.
+[[nodiscard]] LayerActivation layer_activation(const Scenario& s, bool moe_layer, const MemoryOptions& opt = {});
+
+/// Bytes per parameter of model state: 16-bit weight, main grad, optimizer state over `shards`
+/// ranks (1 = not distributed). bf16: 2 + 4 + 12/shards; fp16: 2 + 2 + 16/shards.
+struct BytesPerParam {
+  double weight = 0, grad = 0, optimizer = 0;
+  [[nodiscard]] double total() const { return weight + grad + optimizer; }
+};
+[[nodiscard]] BytesPerParam bytes_per_param(Precision p, bool distributed_optimizer, double shards);
+
+/// Extra bytes per GEMM weight parameter for Transformer Engine's low-precision copies
+/// (0 for bf16/fp16); `architecture` is GpuSpec::architecture.
+[[nodiscard]] double low_precision_copy_bytes_per_param(Precision p, std::string_view architecture);
+
+/// Forward chunk passes in flight at the peak on pipeline rank `rank`: Megatron's warm-up count plus
+/// the first steady-state forward, capped by the micro-batch·chunk total. 1F1B: min(pp − rank, m);
+/// interleaved: min(2·(pp − rank − 1) + (vpp − 1)·pp + 1, m·vpp).
+[[nodiscard]] std::int64_t inflight_chunk_passes(std::int64_t rank, std::int64_t pp, std::int64_t vpp,
+                                                 std::int64_t microbatches);
+
+/// Memory of one rank of pipeline stage `pipeline_stage`, whose layers are `stage`
+/// (schedule::plan_stages(s)[pipeline_stage]). The most loaded rank of the stage under the options.
+[[nodiscard]] RankMemory rank_memory(const Scenario& s, std::int64_t pipeline_stage,
+                                     const schedule::StageLayers& stage, const MemoryOptions& opt = {});
+
+}  // namespace moesim::memory
