@@ -6,7 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "core/version.hpp"
-#include "estimate/memory_estimate.hpp"
+#include "memory/memory_result.hpp"
 #include "model/counts.hpp"
 
 namespace moesim::estimate {
@@ -22,8 +22,7 @@ Result start_result(const Scenario& s, std::string_view fidelity) {
   return r;
 }
 
-void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages,
-                   const std::vector<schedule::RankParams>& params) {
+void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, double expert_load_factor) {
   const Scenario& s = r.scenario;
   const auto& p = s.parallel;
   const double tokens = static_cast<double>(s.training.global_batch_size * s.training.seq_length);
@@ -67,7 +66,7 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages,
                          "' is not read yet: kernel and collective times come from datasheet figures (roofline)");
   }
   r.warnings.push_back("kernel times from datasheet roofline with shape-dependent GEMM efficiency (no calibration profile)");
-  r.memory = estimate_memory(s, stages, params, r.warnings);
+  r.memory = memory::memory_result(s, stages, expert_load_factor, r.warnings);
 }
 
 }  // namespace moesim::estimate

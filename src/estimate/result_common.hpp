@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "scenario/result.hpp"
-#include "schedule/stage_params.hpp"
 #include "schedule/stage_plan.hpp"
 
 namespace moesim::estimate {
@@ -13,8 +12,9 @@ namespace moesim::estimate {
 /// A Result with the scenario, fidelity, seed, version and parameter counts filled in.
 [[nodiscard]] Result start_result(const Scenario& s, std::string_view fidelity);
 
-/// Fills throughput, MFU, layout, warnings and memory from `r.step_time_s` (which must be > 0).
-void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages,
-                   const std::vector<schedule::RankParams>& params);
+/// Fills throughput, MFU, layout, warnings and memory (memory/memory_result.hpp) from
+/// `r.step_time_s` (which must be > 0). `expert_load_factor`: routed copies on the most loaded EP
+/// rank over the balanced share, for its activations (1 = balanced).
+void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, double expert_load_factor = 1.0);
 
 }  // namespace moesim::estimate

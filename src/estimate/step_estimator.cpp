@@ -154,7 +154,7 @@ Result estimate_step(const Scenario& s) {
   b.bubble = std::max(0.0, r.step_time_s - b.compute - b.exposed_comm - b.optimizer);
   b.moe_imbalance = 1.0;
 
-  finish_result(r, stages, params);
+  finish_result(r, stages);
   return r;
 }
 

@@ -34,7 +34,8 @@ SimOutput StepSimulation::finish() {
   b.bubble = std::max(0.0, r.step_time_s - b.compute - b.exposed_comm - b.optimizer);
   b.critical_stage = c.stage;
   b.moe_imbalance = imbalance_draws_ > 0 ? imbalance_sum_ / static_cast<double>(imbalance_draws_) : 1.0;
-  estimate::finish_result(r, stages_, params_);
+  // The most loaded EP rank's routed copies set its activations (balanced: 1).
+  estimate::finish_result(r, stages_, ep_sim_ > 1 ? imbalance_max_ : 1.0);
   if (options_.redundant_experts_per_rank >= 0 && ep_sim_ > 1) {
     r.warnings.push_back(fmt::format(
         "experts re-placed EPLB-style with {} redundant slot(s) per EP rank from each layer's expected loads; "

@@ -3,7 +3,7 @@
 #include "config/builtin_scenarios.hpp"
 #include "config/model_loader.hpp"
 #include "config/hw_loader.hpp"
-#include "estimate/memory_estimate.hpp"
+#include "memory/rank_memory.hpp"
 #include "schedule/stage_plan.hpp"
 #include "estimate/step_estimator.hpp"
 #include "report/result_json.hpp"
@@ -103,10 +103,10 @@ TEST_CASE("stage plan spreads layers evenly and puts the extras in the middle") 
 }
 
 TEST_CASE("in-flight micro-batches follow Megatron's 1F1B and interleaved warm-up") {
-  Scenario s = dense_scenario(32, 1, 4, 1, 64);
-  CHECK(estimate::inflight_microbatches(s, 0) == doctest::Approx(4.0));
-  CHECK(estimate::inflight_microbatches(s, 3) == doctest::Approx(1.0));
-  s.parallel.vpp = 2;
-  // Rank 0: 2·(pp−1) + (vpp−1)·pp + 1 = 11 chunk passes = 5.5 stage-equivalents = pp·(1 + (pp−1)/(pp·vpp)).
-  CHECK(estimate::inflight_microbatches(s, 0) == doctest::Approx(4.0 * (1.0 + 3.0 / 8.0)));
+  // pp 4, 64 micro-batches (the memory model's count, which every result's memory uses).
+  CHECK(memory::inflight_chunk_passes(0, 4, 1, 64) == 4);
+  CHECK(memory::inflight_chunk_passes(3, 4, 1, 64) == 1);
+  // Rank 0 interleaved over 2 chunks: 2·(pp−1) + (vpp−1)·pp + 1 = 11 chunk passes = 5.5 stage
+  // equivalents = pp·(1 + (pp−1)/(pp·vpp)).
+  CHECK(memory::inflight_chunk_passes(0, 4, 2, 64) == 11);
 }
