@@ -29,6 +29,7 @@ int run(int argc, char** argv) {
   register_topo(app, commands);
   register_collective(app, commands);
   register_skew(app, commands);
+  register_memory(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

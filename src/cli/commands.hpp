@@ -25,5 +25,6 @@ void register_accuracy(CLI::App& app, Commands& commands);
 void register_topo(CLI::App& app, Commands& commands);
 void register_collective(CLI::App& app, Commands& commands);
 void register_skew(CLI::App& app, Commands& commands);
+void register_memory(CLI::App& app, Commands& commands);
 
 }  // namespace moesim::cli

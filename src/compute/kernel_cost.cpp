@@ -18,10 +18,7 @@ constexpr double kLaunchGapSeconds = 2.5e-6;
 // Output tiles cuBLAS/CUTLASS choose between (CUTLASS profiler's default Hopper/Ampere tile set) and
 // the fraction of the large-tile throughput each sustains: smaller tiles reuse operands less from
 // shared memory. The heuristic picks the tile that maximises (tile efficiency × SM fill).
-struct TileOption {
-  std::int64_t rows, cols;
-  double relative_efficiency;
-};
+using TileOption = KernelCostModel::TileOption;
 constexpr std::array<TileOption, 4> kTiles{{{128, 256, 1.00}, {128, 128, 0.92}, {64, 128, 0.78}, {64, 64, 0.55}}};
 
 // Main-loop share of a tile's work: each tile pays a fixed prologue/epilogue of about one 64-deep
@@ -47,6 +44,10 @@ bool is_fp8_family(Precision p) { return p == Precision::kFp8 || p == Precision:
 double ceil_div(double a, double b) { return std::ceil(a / b); }
 
 }  // namespace
+
+std::span<const KernelCostModel::TileOption> KernelCostModel::tile_options() { return kTiles; }
+
+double KernelCostModel::tile_k_overhead() { return kTileKOverhead; }
 
 KernelCostModel::KernelCostModel(const hw::GpuSpec& gpu)
     : gpu_(gpu),

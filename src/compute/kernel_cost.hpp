@@ -3,6 +3,7 @@
 // a roofline whose compute ceiling depends on the GEMM's shape (tile and wave quantisation, short-K
 // overhead), not one global efficiency. The calibration issue adds measured tables in front of it.
 #include <cstdint>
+#include <span>
 
 #include "core/precision.hpp"
 #include "core/units.hpp"
@@ -59,6 +60,16 @@ class KernelCostModel {
 
   [[nodiscard]] const hw::GpuSpec& gpu() const { return gpu_; }
   [[nodiscard]] Seconds launch_gap() const { return launch_gap_; }
+
+  /// An output tile the GEMM heuristic may pick and the fraction of the large-tile throughput it
+  /// sustains; public so that other GEMM-like kernels (compute/grouped_gemm) quantise alike.
+  struct TileOption {
+    std::int64_t rows, cols;
+    double relative_efficiency;
+  };
+  [[nodiscard]] static std::span<const TileOption> tile_options();
+  /// Fixed per-tile prologue/epilogue, in K elements (the short-K overhead of gemm_efficiency).
+  [[nodiscard]] static double tile_k_overhead();
 
  private:
   hw::GpuSpec gpu_;

@@ -393,11 +393,29 @@ void LayerCostModel::add_moe(Builder& c) const {
   const std::int64_t m_e = std::max<std::int64_t>(1, static_cast<std::int64_t>(copies_per_expert + 0.5));
   // A grouped GEMM is one launch over all local experts; without it, one GEMM per expert.
   const std::int64_t batch = local_experts;
-  add_gemm(c, "expert_fc1", {m_e, fc1_out, h, batch}, rc_moe);
+  // Every op add_gemm appends for an expert GEMM (forward, both gradients, recompute) records the
+  // grouped problem it stands for; the times are those of the batched GEMM as before.
+  const auto add_expert_gemm = [&](const char* name, std::int64_t n, std::int64_t k) {
+    const std::size_t f = c.forward.size(), b = c.backward_in_forward_order.size(), r = c.recompute.size();
+    add_gemm(c, name, {m_e, n, k, batch}, rc_moe);
+    const auto describe = [&](std::vector<LayerOp>& ops, std::size_t from) {
+      for (std::size_t i = from; i < ops.size(); ++i) {
+        ops[i].grouped_m = m_e;
+        ops[i].grouped_n = n;
+        ops[i].grouped_k = k;
+        ops[i].local_experts = local_experts;
+        ops[i].grouped_precision = s_.precision;
+      }
+    };
+    describe(c.forward, f);
+    describe(c.backward_in_forward_order, b);
+    describe(c.recompute, r);
+  };
+  add_expert_gemm("expert_fc1", fc1_out, h);
   const double act_in = static_cast<double>(m_e * batch * fc1_out) * kActivationBytes;
   const double act_out = static_cast<double>(m_e * batch * width) * kActivationBytes;
   add_memory_op(c, "expert_activation", act_in + act_out, 2 * act_in + act_out, rc_moe || recomputes("moe_act"));
-  add_gemm(c, "expert_fc2", {m_e, h, width, batch}, rc_moe);
+  add_expert_gemm("expert_fc2", h, width);
   if (!s_.moe.grouped_gemm && local_experts > 1) {
     // One launch per expert and GEMM instead of one grouped launch (3 per expert forward, 6 backward).
     const double gaps = 3.0 * static_cast<double>(local_experts - 1) * kernels_.launch_gap().value();

@@ -55,6 +55,12 @@ struct LayerOp {
   double bytes = 0;      ///< communication: bytes this rank sends; memory-bound kernels: bytes moved
   double flops = 0;      ///< GEMMs and attention: floating-point operations on this rank
   CommGroup group = CommGroup::kNone;
+  /// The MoE block's expert GEMMs (expert_fc1 / expert_fc2) only: `seconds` costs them as one
+  /// batched GEMM of local_experts × grouped_m copies (balanced); these say which, so that the
+  /// simulation can re-cost the group over a rank's ragged per-expert loads (compute/grouped_gemm,
+  /// the part — forward, dgrad, wgrad — following `phase`). local_experts is 0 for every other op.
+  std::int64_t grouped_m = 0, grouped_n = 0, grouped_k = 0, local_experts = 0;
+  Precision grouped_precision = Precision::kBf16;
 };
 
 /// The ops of one unit in the order the rank runs them. `backward` starts with the recomputed

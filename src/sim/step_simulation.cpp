@@ -1,6 +1,7 @@
 #include "sim/step_simulation.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -67,7 +68,33 @@ SimOutput StepSimulation::run() {
   return finish();
 }
 
-const std::vector<double>& StepSimulation::load_factors(std::int32_t layer, std::int32_t microbatch) {
+namespace {
+
+/// Per-slot factors of every EP rank: each local expert's copies relative to `share`, the balanced
+/// copies per expert; contiguous experts unless a placement is given.
+void fill_expert_factors(const std::vector<double>& experts, const moe::ExpertPlacement* placement, std::int64_t ep,
+                         double share, std::vector<double>& factors, std::vector<std::size_t>& offsets) {
+  const auto relative = [share](double copies) { return share > 0 ? copies / share : 1.0; };
+  offsets.assign(1, 0);
+  for (std::int64_t j = 0; j < ep; ++j) {
+    if (placement) {
+      for (const std::int64_t e : placement->slots[static_cast<std::size_t>(j)]) {
+        const auto ue = static_cast<std::size_t>(e);
+        factors.push_back(relative(experts[ue] / static_cast<double>(placement->replicas[ue])));
+      }
+    } else {
+      const auto per_rank = experts.size() / static_cast<std::size_t>(ep);
+      for (std::size_t e = static_cast<std::size_t>(j) * per_rank; e < static_cast<std::size_t>(j + 1) * per_rank; ++e) {
+        factors.push_back(relative(experts[e]));
+      }
+    }
+    offsets.push_back(factors.size());
+  }
+}
+
+}  // namespace
+
+const StepSimulation::RoutingDraw& StepSimulation::routing_draw(std::int32_t layer, std::int32_t microbatch) {
   const auto key = (static_cast<std::int64_t>(layer) << 32) | static_cast<std::uint32_t>(microbatch);
   auto it = load_cache_.find(key);
   if (it != load_cache_.end()) return it->second;
@@ -79,17 +106,20 @@ const std::vector<double>& StepSimulation::load_factors(std::int32_t layer, std:
   if (s_.moe.capacity_factor) {
     dropped_ += moe::apply_capacity(experts, *s_.moe.capacity_factor);
   }
-  std::vector<double> loads = options_.redundant_experts_per_rank >= 0
-                                  ? moe::placed_rank_loads(experts, placement_of(layer, tokens_per_rank))
-                                  : moe::rank_loads(experts, p.ep);
+  const moe::ExpertPlacement* placement =
+      options_.redundant_experts_per_rank >= 0 ? &placement_of(layer, tokens_per_rank) : nullptr;
+  RoutingDraw draw;
+  draw.rank_factors = placement ? moe::placed_rank_loads(experts, *placement) : moe::rank_loads(experts, p.ep);
   // Relative to the balanced share, so dropped copies also shorten the expert work.
   const double mean = static_cast<double>(tokens_per_rank * s_.model.moe_router_topk);
-  for (double& l : loads) l = mean > 0 ? l / mean : 1.0;
-  const double worst = moe::imbalance(loads);
+  for (double& l : draw.rank_factors) l = mean > 0 ? l / mean : 1.0;
+  fill_expert_factors(experts, placement, p.ep, mean * static_cast<double>(p.ep) / static_cast<double>(experts.size()),
+                      draw.expert_factors, draw.offsets);
+  const double worst = moe::imbalance(draw.rank_factors);
   imbalance_sum_ += worst;
   imbalance_max_ = std::max(imbalance_max_, worst);
   ++imbalance_draws_;
-  return load_cache_.emplace(key, std::move(loads)).first->second;
+  return load_cache_.emplace(key, std::move(draw)).first->second;
 }
 
 const moe::ExpertPlacement& StepSimulation::placement_of(std::int32_t layer, std::int64_t tokens_per_rank) {
@@ -109,6 +139,65 @@ double StepSimulation::load_factor(const RankState& r, const PipelinePass& pass,
   const std::int32_t layer = (pass.backward ? c.backward_load_layer : c.forward_load_layer)[op_index];
   if (layer < 0) return 1.0;
   return load_factors(layer, pass.microbatch)[static_cast<std::size_t>(r.ep_index)];
+}
+
+double StepSimulation::op_seconds(const RankState& r, const PipelinePass& pass, std::size_t op_index) {
+  const LayerOp& op = ops_of(r, pass)[op_index];
+  if (ep_sim_ == 1) return op.seconds;
+  const ChunkProgram& c = r.chunks[static_cast<std::size_t>(pass.chunk)];
+  const std::int32_t layer = (pass.backward ? c.backward_load_layer : c.forward_load_layer)[op_index];
+  if (layer < 0) return op.seconds;
+  const RoutingDraw& draw = routing_draw(layer, pass.microbatch);
+  const auto j = static_cast<std::size_t>(r.ep_index);
+  const double rank_factor = draw.rank_factors[j];
+  if (op.local_experts <= 0) return op.seconds * rank_factor;
+  const std::span<const double> slots(draw.expert_factors.data() + draw.offsets[j], draw.offsets[j + 1] - draw.offsets[j]);
+  return grouped_expert_seconds(op, slots, rank_factor);
+}
+
+namespace {
+compute::GemmPart gemm_part_of(estimate::OpPhase phase) {
+  switch (phase) {
+    case estimate::OpPhase::kDgrad: return compute::GemmPart::kDgrad;
+    case estimate::OpPhase::kWgrad: return compute::GemmPart::kWgrad;
+    case estimate::OpPhase::kForward:
+    case estimate::OpPhase::kBackward:
+    case estimate::OpPhase::kRecompute: break;
+  }
+  return compute::GemmPart::kForward;
+}
+}  // namespace
+
+double StepSimulation::grouped_expert_seconds(const LayerOp& op, std::span<const double> expert_factors,
+                                              double rank_factor) {
+  const compute::GemmPart part = gemm_part_of(op.phase);
+  const compute::KernelCostModel& kernels = costs_.kernels();
+  // The estimator costed the balanced group (local_experts × grouped_m copies); what the op holds
+  // beyond that GEMM (the FP8 casts of its operands) is memory-bound and follows the rank's load.
+  const double rest = std::max(0.0, op.seconds - balanced_grouped_seconds(op, part));
+  grouped_tokens_.clear();
+  for (const double f : expert_factors) {
+    grouped_tokens_.push_back(std::llround(static_cast<double>(op.grouped_m) * f));
+  }
+  const double ragged =
+      compute::grouped_gemm(kernels, {grouped_tokens_, op.grouped_n, op.grouped_k, part}, op.grouped_precision).value();
+  return ragged + rest * rank_factor;
+}
+
+double StepSimulation::balanced_grouped_seconds(const LayerOp& op, compute::GemmPart part) {
+  for (const BalancedGrouped& b : balanced_grouped_) {
+    if (b.m == op.grouped_m && b.n == op.grouped_n && b.k == op.grouped_k && b.experts == op.local_experts &&
+        b.part == part && b.precision == op.grouped_precision) {
+      return b.seconds;
+    }
+  }
+  grouped_tokens_.assign(static_cast<std::size_t>(op.local_experts), op.grouped_m);
+  const double seconds =
+      compute::grouped_gemm(costs_.kernels(), {grouped_tokens_, op.grouped_n, op.grouped_k, part}, op.grouped_precision)
+          .value();
+  balanced_grouped_.push_back({op.grouped_m, op.grouped_n, op.grouped_k, op.local_experts, part, op.grouped_precision,
+                               seconds});
+  return seconds;
 }
 
 void StepSimulation::advance(std::int64_t st) {
@@ -167,7 +256,7 @@ void StepSimulation::run_kernels(std::int64_t st, const PipelinePass& pass) {
   SimTime t = queue_.now();
   while (end < ops.size() && ops[end].kind == OpKind::kCompute) {
     const LayerOp& op = ops[end];
-    const SimTime d = op.seconds > 0 ? engine::to_sim_time(Seconds(op.seconds * load_factor(r, pass, end))) : 0;
+    const SimTime d = op.seconds > 0 ? engine::to_sim_time(Seconds(op_seconds(r, pass, end))) : 0;
     if (tracks_ && d > 0) record_trace(st, op, t, t + d, pass);
     t += d;
     const bool mark = pass.backward && chunk.backward_marks[end];

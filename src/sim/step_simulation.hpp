@@ -11,8 +11,10 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 
+#include "compute/grouped_gemm.hpp"
 #include "core/error.hpp"
 #include "engine/event_queue.hpp"
 #include "engine/flow_network.hpp"
@@ -110,8 +112,21 @@ class StepSimulation {
   std::int64_t index_of(std::int64_t stage, std::int64_t ep_index) const { return stage * ep_sim_ + ep_index; }
   RankState& rank(std::int64_t i) { return ranks_[static_cast<std::size_t>(i)]; }
 
+  /// One (routing layer, micro-batch) draw as the simulated EP ranks of a stage see it.
+  struct RoutingDraw {
+    std::vector<double> rank_factors;  ///< tokens routed to each EP rank relative to the mean
+    /// Copies each local expert slot of a rank receives relative to the balanced share per expert (a
+    /// replicated expert's tokens split evenly over its replicas): rank j's slots are
+    /// expert_factors[offsets[j] .. offsets[j + 1]).
+    std::vector<double> expert_factors;
+    std::vector<std::size_t> offsets;
+  };
+  const RoutingDraw& routing_draw(std::int32_t layer, std::int32_t microbatch);
+
   /// Tokens routed to each EP rank of a stage relative to the mean, for (routing layer, micro-batch).
-  const std::vector<double>& load_factors(std::int32_t layer, std::int32_t microbatch);
+  const std::vector<double>& load_factors(std::int32_t layer, std::int32_t microbatch) {
+    return routing_draw(layer, microbatch).rank_factors;
+  }
 
   /// EPLB re-places a layer's experts from the loads it expects (its popularity), not from one
   /// micro-batch's draw, as the balancer works from accumulated statistics.
@@ -120,6 +135,18 @@ class StepSimulation {
   /// The factor by which an op's cost follows this rank's expert load (chunk_program.hpp says which
   /// ops do): the tokens the rank receives relative to the balanced share.
   double load_factor(const RankState& r, const PipelinePass& pass, std::size_t op_index);
+
+  /// Time of a compute op on this rank: its estimated time, except that under skew the expert kernels
+  /// follow the rank's load — the grouped expert GEMMs (ops with local_experts > 0) re-costed over the
+  /// rank's per-expert token counts (compute/grouped_gemm), the other expert_* kernels linearly.
+  double op_seconds(const RankState& r, const PipelinePass& pass, std::size_t op_index);
+
+  /// A grouped expert GEMM over these per-slot load factors: the GEMM part re-costed, whatever else
+  /// the op's time holds (FP8 casts) scaled with the rank's load.
+  double grouped_expert_seconds(const LayerOp& op, std::span<const double> expert_factors, double rank_factor);
+
+  /// grouped_gemm over the op's balanced group (local_experts × grouped_m), computed once per kind.
+  double balanced_grouped_seconds(const LayerOp& op, compute::GemmPart part);
 
   std::size_t slot(const PipelinePass& p) const {
     return static_cast<std::size_t>(((p.backward ? 1 : 0) * vpp_ + p.chunk) * m_ + p.microbatch);
@@ -229,7 +256,16 @@ class StepSimulation {
   std::int64_t ep_sim_ = 1;  ///< EP ranks simulated per stage (1: replicated, ep: distinct under skew)
   /// EP collectives in progress per stage, by sequence number.
   std::vector<std::map<std::int64_t, EpBarrier>> barriers_;
-  std::map<std::int64_t, std::vector<double>> load_cache_;
+  std::map<std::int64_t, RoutingDraw> load_cache_;
+  std::vector<std::int64_t> grouped_tokens_;  ///< scratch for grouped_expert_seconds
+  /// The balanced grouped time of each expert GEMM kind (a handful: fc1/fc2 × part), by its problem.
+  struct BalancedGrouped {
+    std::int64_t m, n, k, experts;
+    compute::GemmPart part;
+    Precision precision;
+    double seconds;
+  };
+  std::vector<BalancedGrouped> balanced_grouped_;
   std::map<std::int32_t, moe::ExpertPlacement> placements_;
   double imbalance_sum_ = 0, imbalance_max_ = 1.0, dropped_ = 0;
   std::int64_t imbalance_draws_ = 0;
