@@ -30,6 +30,9 @@ int run(int argc, char** argv) {
   register_collective(app, commands);
   register_skew(app, commands);
   register_memory(app, commands);
+  register_plan(app, commands);
+  register_report(app, commands);
+  register_regress(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

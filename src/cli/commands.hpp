@@ -26,5 +26,11 @@ void register_topo(CLI::App& app, Commands& commands);
 void register_collective(CLI::App& app, Commands& commands);
 void register_skew(CLI::App& app, Commands& commands);
 void register_memory(CLI::App& app, Commands& commands);
+/// `plan` and `merge`.
+void register_plan(CLI::App& app, Commands& commands);
+/// `report IN.json -o OUT.html`.
+void register_report(CLI::App& app, Commands& commands);
+/// `regress --baselines DIR [--update] [--tolerance 2%]`.
+void register_regress(CLI::App& app, Commands& commands);
 
 }  // namespace moesim::cli

@@ -73,10 +73,7 @@ Seconds collective_time(const hw::SystemSpec& system, Op op, Bytes bytes, const 
       const double per_peer = bytes.value() / nn;
       const double intra_peers = static_cast<double>(std::min(g.per_domain, n) - 1);
       const double inter_peers = nn - 1.0 - intra_peers;
-      const Seconds intra = Bytes(per_peer * intra_peers) / nvlink_bus_bandwidth(system);
-      const Seconds inter =
-          inter_peers > 0 ? Bytes(per_peer * inter_peers) / network_bandwidth(system) : Seconds(0);
-      return (inter_peers > 0 ? inter_lat : intra_lat) + std::max(intra, inter);
+      return alltoall_split_time(system, Bytes(per_peer * intra_peers), Bytes(per_peer * inter_peers), g);
     }
     case Op::kSendRecv: {
       if (g.crosses_domains()) return inter_lat + bytes / network_bandwidth(system);
@@ -84,6 +81,15 @@ Seconds collective_time(const hw::SystemSpec& system, Op op, Bytes bytes, const 
     }
   }
   return Seconds(0);
+}
+
+Seconds alltoall_split_time(const hw::SystemSpec& system, Bytes nvlink_bytes, Bytes network_bytes,
+                            const GroupPlacement& g) {
+  if (nvlink_bytes.value() <= 0 && network_bytes.value() <= 0) return Seconds(0);
+  const bool remote = g.crosses_domains() && network_bytes.value() > 0;
+  const Seconds intra = nvlink_bytes / nvlink_bus_bandwidth(system);
+  const Seconds inter = remote ? network_bytes / network_bandwidth(system) : Seconds(0);
+  return (remote ? system.network_latency : system.nvlink_latency) + std::max(intra, inter);
 }
 
 }  // namespace moesim::collective

@@ -40,4 +40,10 @@ struct GroupPlacement {
 /// send/recv: the message).
 [[nodiscard]] Seconds collective_time(const hw::SystemSpec& system, Op op, Bytes bytes, const GroupPlacement& g);
 
+/// An all-to-all whose bytes are already split by path (e.g. a deduplicating MoE dispatcher):
+/// `nvlink_bytes` to peers of this GPU's NVLink domain and `network_bytes` over its NICs run
+/// concurrently; the slower sets the time, plus the latency of the farthest peer.
+[[nodiscard]] Seconds alltoall_split_time(const hw::SystemSpec& system, Bytes nvlink_bytes, Bytes network_bytes,
+                                          const GroupPlacement& g);
+
 }  // namespace moesim::collective

@@ -23,16 +23,19 @@ std::vector<std::string> builtin_scenario_names() {
   return names;
 }
 
-std::optional<Scenario> load_builtin_scenario(const std::string& name) {
+std::optional<std::string_view> builtin_scenario_text(const std::string& name) {
   const std::string path = std::string(kPrefix) + name + std::string(kSuffix);
   for (const auto& f : embedded_files()) {
-    if (f.path == path) {
-      const std::string label = "builtin:" + name;
-      Scenario s = parse_scenario(parse_json_text(std::string(f.content), label), label, std::filesystem::current_path());
-      return s;
-    }
+    if (f.path == path) return f.content;
   }
   return std::nullopt;
+}
+
+std::optional<Scenario> load_builtin_scenario(const std::string& name) {
+  const auto text = builtin_scenario_text(name);
+  if (!text) return std::nullopt;
+  const std::string label = "builtin:" + name;
+  return parse_scenario(parse_json_text(std::string(*text), label), label, std::filesystem::current_path());
 }
 
 Scenario load_scenario_argument(const std::string& arg) {

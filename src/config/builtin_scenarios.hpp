@@ -10,6 +10,8 @@
 namespace moesim::config {
 
 [[nodiscard]] std::vector<std::string> builtin_scenario_names();
+/// The JSON text of the built-in scenario `name`, or nullopt when there is none of that name.
+[[nodiscard]] std::optional<std::string_view> builtin_scenario_text(const std::string& name);
 /// The built-in scenario `name`, or nullopt when there is none of that name.
 [[nodiscard]] std::optional<Scenario> load_builtin_scenario(const std::string& name);
 

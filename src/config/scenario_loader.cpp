@@ -151,7 +151,7 @@ model::FlopsConvention read_flops_convention(const ObjectReader& top) {
 
 }  // namespace
 
-Scenario parse_scenario(const Json& obj, const std::string& file, const std::filesystem::path& base_dir) {
+Scenario parse_scenario_spec(const Json& obj, const std::string& file, const std::filesystem::path& base_dir) {
   try {
     const ObjectReader top(obj, "",
                            {"schema", "name", "model", "system", "training", "parallel", "precision", "recompute", "moe",
@@ -175,12 +175,22 @@ Scenario parse_scenario(const Json& obj, const std::string& file, const std::fil
     s.optimizer = detail::read_optimizer(top.get("optimizer"));
     s.seed = static_cast<std::uint64_t>(top.get_int("seed", 0, lim::kSeed));
     s.flops_convention = read_flops_convention(top);
-    validate_layout(s);
     return s;
   } catch (InputError& e) {
     e.in_file(file);
     throw;
   }
+}
+
+Scenario parse_scenario(const Json& obj, const std::string& file, const std::filesystem::path& base_dir) {
+  Scenario s = parse_scenario_spec(obj, file, base_dir);
+  try {
+    validate_layout(s);
+  } catch (InputError& e) {
+    e.in_file(file);
+    throw;
+  }
+  return s;
 }
 
 Scenario load_scenario_file(const std::string& path) {

@@ -17,4 +17,8 @@ namespace moesim::config {
 /// Parses a scenario object; `file` is used in messages, `base_dir` resolves relative paths.
 [[nodiscard]] Scenario parse_scenario(const Json& obj, const std::string& file, const std::filesystem::path& base_dir);
 
+/// parse_scenario without the cross-field layout rules (validate_layout): the planner's base
+/// scenario, whose layout is a placeholder the search replaces.
+[[nodiscard]] Scenario parse_scenario_spec(const Json& obj, const std::string& file, const std::filesystem::path& base_dir);
+
 }  // namespace moesim::config

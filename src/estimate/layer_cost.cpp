@@ -1,5 +1,7 @@
 #include "estimate/layer_cost.hpp"
 
+#include "moe/dispatch_traffic.hpp"
+
 #include <algorithm>
 #include <span>
 #include <string_view>
@@ -354,9 +356,6 @@ void LayerCostModel::add_moe(Builder& c) const {
   const double imbalance = 1.0;
   double combine = 0, combine_latency = 0, combine_bytes = 0;
   if (p.ep > 1) {
-    double dispatch_elem = kActivationBytes;
-    const double copies_per_rank = static_cast<double>(t * topk * h);
-    if (s_.moe.dispatcher == Dispatcher::kDeepep) dispatch_elem = 1.0;  // DeepEP dispatches FP8, combines BF16
     double dispatch = 0, dispatch_bytes = 0, dispatch_latency = 0;
     if (s_.moe.dispatcher == Dispatcher::kAllgather) {
       // All-gather the routing input over the EP group, compute local experts, reduce-scatter back.
@@ -367,10 +366,25 @@ void LayerCostModel::add_moe(Builder& c) const {
       combine_latency = collective_latency(s_.system, Op::kReduceScatter, groups_.ep);
       dispatch_bytes = combine_bytes = gathered;
     } else {
-      dispatch_bytes = copies_per_rank * dispatch_elem * imbalance;
-      combine_bytes = copies_per_rank * kActivationBytes * imbalance;
-      dispatch = collective::collective_time(s_.system, Op::kAllToAll, Bytes(dispatch_bytes), groups_.ep).value();
-      combine = collective::collective_time(s_.system, Op::kAllToAll, Bytes(combine_bytes), groups_.ep).value();
+      // Rows per routed token over NVLink and over the network (moe/dispatch_traffic: one row per
+      // token and expert for alltoall; one per domain and per rank for DeepEP / HybridEP).
+      const moe::DispatchRows rows = moe::dispatch_rows({m.num_moe_experts, topk, p.ep, groups_.ep.per_domain,
+                                                          s_.moe.routing.device_limited_nodes, s_.moe.dispatcher});
+      const double row_elems = static_cast<double>(t * h) * imbalance;
+      const double d_elem = moe::dispatch_element_bytes(s_.moe.dispatcher, s_.precision);
+      auto split_time = [&](double elem) {
+        return collective::alltoall_split_time(s_.system, Bytes(row_elems * rows.nvlink * elem),
+                                               Bytes(row_elems * rows.network * elem), groups_.ep)
+            .value();
+      };
+      // Volume: every (token, expert) copy for alltoall, this rank's own included, as the collective
+      // volumes elsewhere; the rows actually sent for the deduplicating dispatchers.
+      const bool dedup = s_.moe.dispatcher == Dispatcher::kDeepep || s_.moe.dispatcher == Dispatcher::kHybridep;
+      const double rows_counted = dedup ? rows.nvlink + rows.network : static_cast<double>(topk);
+      dispatch_bytes = row_elems * rows_counted * d_elem;
+      combine_bytes = row_elems * rows_counted * kActivationBytes;
+      dispatch = split_time(d_elem);
+      combine = split_time(kActivationBytes);
       dispatch_latency = combine_latency = collective_latency(s_.system, Op::kAllToAll, groups_.ep);
     }
     add_comm(c, "dispatch", OpKind::kEpComm, CommGroup::kEp, dispatch, dispatch_latency, dispatch_bytes, rc_moe);

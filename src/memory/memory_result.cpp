@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "memory/memory_timeline.hpp"
+
 namespace moesim::memory {
 
 MemoryResult memory_result(const Scenario& s, const std::vector<schedule::StageLayers>& stages,
@@ -25,6 +27,7 @@ MemoryResult memory_result(const Scenario& s, const std::vector<schedule::StageL
     sm.activations_bytes = m.activations_bytes + m.activation_working_bytes;
     sm.buffers_bytes = m.comm_buffers_bytes + m.cuda_context_bytes + m.fragmentation_bytes;
     sm.peak_bytes = m.total_bytes();
+    sm.peak_op = describe(timeline_peak(s, sm.stage, stages[i], m, options).op);
     out.peak_bytes = std::max(out.peak_bytes, sm.peak_bytes);
     out.per_stage.push_back(sm);
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "memory/pass_walk.hpp"
 #include "model/counts.hpp"
 #include "schedule/stage_params.hpp"
 
@@ -17,6 +18,27 @@ constexpr double kMask = 1.0;  // dropout mask, one byte per element (Korthikant
 constexpr double kFp32 = 4.0;
 
 double as_d(std::int64_t v) { return static_cast<double>(v); }
+
+/// The recompute modules the formulas ask about, looked up once per call instead of once per term
+/// (RecomputeSpec::has compares strings; the planner evaluates every candidate).
+struct Recompute {
+  bool full = false, layernorm = false, mla_up_proj = false, core_attn = false, mlp = false, moe = false,
+       shared_experts = false, moe_act = false;
+};
+
+Recompute recompute_of(const RecomputeSpec& rc) {
+  Recompute r;
+  r.full = rc.granularity == RecomputeGranularity::kFull;
+  if (rc.granularity == RecomputeGranularity::kNone) return r;
+  r.layernorm = rc.has("layernorm");
+  r.mla_up_proj = rc.has("mla_up_proj");
+  r.core_attn = rc.has("core_attn");
+  r.mlp = rc.has("mlp");
+  r.moe = rc.has("moe");
+  r.shared_experts = rc.has("shared_experts");
+  r.moe_act = rc.has("moe_act");
+  return r;
+}
 
 /// Shapes every activation formula needs, in elements.
 struct Dims {
@@ -36,6 +58,31 @@ Dims dims_of(const Scenario& s) {
   d.tp = as_d(p.tp);
   d.sp = p.sequence_parallel ? d.tp : 1.0;
   return d;
+}
+
+bool low_precision(Precision p) { return p != Precision::kBf16 && p != Precision::kFp16; }
+
+/// Bytes per element a low-precision GEMM keeps of its input for the weight gradient: Transformer
+/// Engine saves the quantized (columnwise) copy instead of the 16-bit tensor (TE
+/// performance_considerations.rst "Memory usage"; Megatron MoE README "FP8 Training: 50% activation
+/// reduction — stores linear layer inputs in FP8"). Scales: fp32 per 128 (blockwise), E8M0 per 32
+/// (MXFP8), E4M3 per 16 (NVFP4, whose weight-gradient inputs are 4-bit after the Hadamard transform).
+double gemm_input_element_bytes(Precision p) {
+  switch (p) {
+    case Precision::kBf16:
+    case Precision::kFp16: return kAct;
+    case Precision::kFp8: return 1.0;
+    case Precision::kFp8Blockwise: return 1.0 + kFp32 / 128.0;
+    case Precision::kMxfp8: return 1.0 + 1.0 / 32.0;
+    case Precision::kNvfp4: return 0.5 + 1.0 / 16.0;
+  }
+  return kAct;
+}
+
+/// Bytes per element of a norm output read by `consumers` GEMMs: one shared 16-bit tensor, or one
+/// quantized copy per low-precision GEMM.
+double norm_output_element_bytes(Precision p, double consumers) {
+  return low_precision(p) ? consumers * gemm_input_element_bytes(p) : kAct;
 }
 
 /// Per-token bytes of Q, K, V (per head, TP-sharded) and of the attention output (the projection's
@@ -67,25 +114,37 @@ QkvBytes qkv_bytes(const Scenario& s, const Dims& d) {
 /// Korthikanti 2022 attention block + input norm, per token: norm input 2h, QKV input 2h, Q/K/V,
 /// softmax 2as + its dropout mask as + dropout output 2as (unfused only), projection input,
 /// projection dropout mask h. Norm/dropout regions and the QKV input divide by sp, the rest by t.
-double attention_bytes_per_token(const Scenario& s, const RecomputeSpec& rc, const Dims& d, const MemoryOptions& opt) {
+double attention_bytes_per_token(const Scenario& s, const Recompute& rc, const Dims& d, const MemoryOptions& opt) {
   const QkvBytes q = qkv_bytes(s, d);
   double b = kAct * d.h / d.sp;                                      // input norm's input (the layer input)
-  if (!rc.has("layernorm")) b += kAct * d.h / d.sp;         // norm output = QKV GEMM input
-  if (!rc.has("mla_up_proj")) b += q.per_head;
+  // Norm output = QKV GEMM input (MLA: the q and kv down projections, each with its own copy in FP8).
+  if (!rc.layernorm) b += norm_output_element_bytes(s.precision, s.model.multi_latent_attention ? 2.0 : 1.0) * d.h / d.sp;
+  if (!rc.mla_up_proj) b += q.per_head;
   b += q.latents + q.out;
+  // In FP8 the output projection keeps its quantized input besides the attention kernel's 16-bit output.
+  if (low_precision(s.precision)) b += q.out / kAct * gemm_input_element_bytes(s.precision);
   if (opt.hidden_dropout_masks) b += kMask * d.h / d.sp;
   // FlashAttention keeps no s×s tensor; the unfused path keeps softmax output, mask and dropout
   // output (5·a·s bytes per token over t) unless core_attn is recomputed (selective recompute).
-  if (s.attention_backend == AttentionBackend::kUnfused && !rc.has("core_attn")) {
+  if (s.attention_backend == AttentionBackend::kUnfused && !rc.core_attn) {
     b += 5.0 * as_d(s.model.num_attention_heads) * d.seq / d.tp;
   }
   return b;
 }
 
 /// Pre-MLP norm input, its output (the MLP / router input) and the MLP dropout mask, per token.
-double mlp_entry_bytes_per_token(const RecomputeSpec& rc, const Dims& d, const MemoryOptions& opt) {
+double mlp_entry_bytes_per_token(const Scenario& s, const Recompute& rc, const Dims& d, const MemoryOptions& opt,
+                                 bool moe_layer) {
   double b = kAct * d.h / d.sp;
-  if (!rc.has("layernorm")) b += kAct * d.h / d.sp;
+  if (!rc.layernorm) {
+    // The norm output feeds fc1 (dense), or the router and the permutation (16-bit) plus the shared
+    // experts' fc1 (MoE).
+    const bool shared = s.model.moe_shared_expert_intermediate_size > 0;
+    const double per_elem = !moe_layer ? norm_output_element_bytes(s.precision, 1.0)
+                            : low_precision(s.precision) && shared ? kAct + gemm_input_element_bytes(s.precision)
+                                                                  : kAct;
+    b += per_elem * d.h / d.sp;
+  }
   if (opt.hidden_dropout_masks) b += kMask * d.h / d.sp;
   return b;
 }
@@ -93,7 +152,8 @@ double mlp_entry_bytes_per_token(const RecomputeSpec& rc, const Dims& d, const M
 /// fc1 output (2 matrices' worth for SwiGLU) and activation output of an MLP of width f_rank on this rank.
 double mlp_inner_bytes_per_token(const Scenario& s, double f_rank, bool drop_act_output) {
   const double gated = s.model.gated_linear_unit ? 2.0 : 1.0;
-  return kAct * gated * f_rank + (drop_act_output ? 0.0 : kAct * f_rank);
+  // fc1 output stays 16-bit for the activation's backward; the activation output is fc2's input.
+  return kAct * gated * f_rank + (drop_act_output ? 0.0 : gemm_input_element_bytes(s.precision) * f_rank);
 }
 
 /// Routed token copies this rank's experts process per local token: the stage's tokens·k spread
@@ -105,11 +165,12 @@ double routed_copies_per_token(const Scenario& s, const MemoryOptions& opt) {
   return as_d(s.model.moe_router_topk) * as_d(s.parallel.etp) / as_d(s.parallel.tp) * load;
 }
 
-/// Per routed copy: expert fc1 input 2h, fc1 output, activation output (dropped by moe_act), and
+/// Per routed copy: expert fc1 input (h elements, quantized in FP8), fc1 output, activation output
+/// (fc2 input; dropped by moe_act), and
 /// the permutation metadata backward needs (fp32 routing prob + int32 row index).
-double routed_bytes_per_copy(const Scenario& s, const RecomputeSpec& rc, const Dims& d) {
+double routed_bytes_per_copy(const Scenario& s, const Recompute& rc, const Dims& d) {
   const double f = as_d(s.model.moe_ffn_hidden_size) / as_d(s.parallel.etp);
-  return kAct * d.h + mlp_inner_bytes_per_token(s, f, rc.has("moe_act")) + kFp32 + 4.0;
+  return gemm_input_element_bytes(s.precision) * d.h + mlp_inner_bytes_per_token(s, f, rc.moe_act) + kFp32 + 4.0;
 }
 
 LayerActivation full_recompute_layer(const Dims& d) {
@@ -120,22 +181,21 @@ LayerActivation full_recompute_layer(const Dims& d) {
 
 /// layer_activation under the recompute settings `rc` (the backward of a fully recomputed layer
 /// rebuilds its activations as if nothing were recomputed).
-LayerActivation layer_activation_under(const Scenario& s, const RecomputeSpec& rc, bool moe_layer,
+LayerActivation layer_activation_under(const Scenario& s, const Dims& d, const Recompute& rc, bool moe_layer,
                                        const MemoryOptions& opt) {
-  const Dims d = dims_of(s);
-  if (rc.granularity == RecomputeGranularity::kFull) return full_recompute_layer(d);
+  if (rc.full) return full_recompute_layer(d);
   LayerActivation a;
   a.attention_bytes = d.tokens * attention_bytes_per_token(s, rc, d, opt);
   const auto& m = s.model;
-  double mlp = mlp_entry_bytes_per_token(rc, d, opt);
+  double mlp = mlp_entry_bytes_per_token(s, rc, d, opt, moe_layer);
   if (!moe_layer) {
-    if (!rc.has("mlp")) mlp += mlp_inner_bytes_per_token(s, as_d(m.ffn_hidden_size) / d.tp, false);
+    if (!rc.mlp) mlp += mlp_inner_bytes_per_token(s, as_d(m.ffn_hidden_size) / d.tp, false);
     a.mlp_bytes = d.tokens * mlp;
     return a;
   }
-  if (!rc.has("moe")) {
+  if (!rc.moe) {
     mlp += kFp32 * as_d(m.num_moe_experts) / d.sp;  // router logits/probs for the softmax/top-k backward
-    if (m.moe_shared_expert_intermediate_size > 0 && !rc.has("shared_experts")) {
+    if (m.moe_shared_expert_intermediate_size > 0 && !rc.shared_experts) {
       mlp += mlp_inner_bytes_per_token(s, as_d(m.moe_shared_expert_intermediate_size) / d.tp, false);
     }
     a.routed_bytes = d.tokens * routed_copies_per_token(s, opt) * routed_bytes_per_copy(s, rc, d);
@@ -147,7 +207,7 @@ LayerActivation layer_activation_under(const Scenario& s, const RecomputeSpec& r
 }  // namespace
 
 LayerActivation layer_activation(const Scenario& s, bool moe_layer, const MemoryOptions& opt) {
-  return layer_activation_under(s, s.recompute, moe_layer, opt);
+  return layer_activation_under(s, dims_of(s), recompute_of(s.recompute), moe_layer, opt);
 }
 
 BytesPerParam bytes_per_param(Precision p, bool distributed_optimizer, double shards) {
@@ -182,38 +242,73 @@ double low_precision_copy_bytes_per_param(Precision p, std::string_view architec
 }
 
 std::int64_t inflight_chunk_passes(std::int64_t rank, std::int64_t pp, std::int64_t vpp, std::int64_t microbatches) {
-  const std::int64_t total = microbatches * vpp;
   // Megatron schedules.py: warm-up forwards, then the first steady forward runs before any backward.
-  const std::int64_t warmup = vpp == 1 ? pp - rank - 1 : (pp - rank - 1) * 2 + (vpp - 1) * pp;
-  return std::min(warmup + 1, total);
+  return std::min(schedule::warmup_passes(rank, pp, vpp, microbatches) + 1, microbatches * vpp);
+}
+
+double embedding_activation_bytes(const Scenario& s, const MemoryOptions& opt) {
+  // int64 token ids (Megatron's 8·s·b) and the embedding-dropout mask.
+  const Dims d = dims_of(s);
+  return d.tokens * (8.0 + (opt.hidden_dropout_masks ? kMask * d.h / d.sp : 0.0));
+}
+
+double mtp_input_bytes(const Scenario& s) {
+  const Dims d = dims_of(s);
+  return d.tokens * kAct * 2.0 * d.h / d.sp;
 }
 
 namespace {
 
-/// Chunk of the i-th forward of Megatron's schedule table: groups of pp micro-batches run through
-/// every chunk before the next group; the last group holds the remainder (pipeline_schedule.cpp).
-std::int64_t forward_chunk(std::int64_t i, std::int64_t pp, std::int64_t vpp, std::int64_t microbatches) {
-  const std::int64_t full = (microbatches / pp) * pp * vpp;
-  if (i < full) return (i % (pp * vpp)) / pp;
-  return (i - full) / (microbatches % pp);
+/// MoE dispatch/combine buffers of the layer running: permuted local copies (dispatch send), expert
+/// output, combine receive, 16-bit rows of h.
+double moe_buffer_bytes(const Scenario& s, const Dims& d, const MemoryOptions& opt) {
+  const double k = as_d(s.model.moe_router_topk);
+  const double received = d.tokens * routed_copies_per_token(s, opt);
+  return kAct * d.h * (2.0 * d.tokens * k / d.sp + received);
 }
+
+}  // namespace
+
+double layer_working_bytes(const Scenario& s, bool moe_layer, bool backward, const MemoryOptions& opt) {
+  const Dims d = dims_of(s);
+  double b = 0;
+  // The backward of a fully recomputed layer first rebuilds its activations as if nothing were
+  // recomputed; they live until that layer's backward ends.
+  if (backward && s.recompute.granularity == RecomputeGranularity::kFull) {
+    b += layer_activation_under(s, d, Recompute{}, moe_layer, opt).total();
+  }
+  if (moe_layer && s.model.is_moe()) b += moe_buffer_bytes(s, d, opt);
+  return b;
+}
+
+double logits_bytes(const Scenario& s) {
+  // Vocab-parallel logits (16-bit) and the fp32 copy the cross-entropy works on, per output head.
+  const Dims d = dims_of(s);
+  return d.tokens * as_d(s.model.vocab_size) / d.tp * (kAct + kFp32) * as_d(1 + s.model.mtp_num_layers);
+}
+
+namespace {
 
 /// Peak of the running sum of saved bytes over Megatron's pass order: each forward adds its chunk's
 /// bytes, each backward (chunks reversed) frees them. Called only when the chunks' bytes differ
-/// (equal chunks: peak = in-flight passes × chunk bytes); O(m·vpp) integer steps, no allocation.
+/// (equal chunks: peak = in-flight passes × chunk bytes). detail::walk_passes skips the repeating
+/// periods of the steady state, so this is O(pp·vpp + warm-up), no allocation.
 double interleaved_peak_bytes(std::int64_t rank, std::int64_t pp, std::int64_t vpp, std::int64_t microbatches,
                               const double* chunk_bytes) {
-  const std::int64_t total = microbatches * vpp;
-  const std::int64_t warmup = inflight_chunk_passes(rank, pp, vpp, microbatches) - 1;
-  double level = 0;
-  for (std::int64_t i = 0; i < warmup; ++i) level += chunk_bytes[forward_chunk(i, pp, vpp, microbatches)];
-  double peak = level;
-  for (std::int64_t j = 0; j < total - warmup; ++j) {  // steady: one forward, then one backward
-    level += chunk_bytes[forward_chunk(warmup + j, pp, vpp, microbatches)];
-    peak = std::max(peak, level);
-    level -= chunk_bytes[vpp - 1 - forward_chunk(j, pp, vpp, microbatches)];
-  }
-  return peak;
+  struct Level {
+    const double* chunk_bytes;
+    double level = 0, steady_level = 0, peak = 0;
+    void forward(std::int64_t, const schedule::PipelinePass& p) {
+      level += chunk_bytes[p.chunk];
+      peak = std::max(peak, level);
+    }
+    void backward(std::int64_t, const schedule::PipelinePass& p) { level -= chunk_bytes[p.chunk]; }
+    void steady() { steady_level = level; }
+    void rewind() { level = steady_level; }
+    [[nodiscard]] bool done() const { return true; }
+  } v{chunk_bytes};
+  detail::walk_passes(rank, pp, vpp, microbatches, /*cooldown=*/false, v);  // levels only fall in cool-down
+  return v.peak;
 }
 
 /// Parameters of one rank of the stage, and how many of them are GEMM weights that Transformer
@@ -223,8 +318,7 @@ struct StageParams {
   double gemm_weights = 0;
 };
 
-double layer_gemm_weights(const Scenario& s, std::int64_t layer) {
-  const model::LayerParams lp = model::layer_params(s.model, layer);
+double layer_gemm_weights(const Scenario& s, const model::LayerParams& lp) {
   return (lp.attention + lp.dense_mlp + lp.shared_experts) / as_d(s.parallel.tp) +
          lp.routed_experts / as_d(s.parallel.ep * s.parallel.etp);
 }
@@ -245,10 +339,11 @@ StageParams stage_params(const Scenario& s, const schedule::StageLayers& stage) 
   StageParams out;
   auto add_kind = [&](std::int64_t layer, double count) {
     if (layer < 0) return;
-    const schedule::RankParams rp = schedule::layer_rank_params(s, layer);
+    const model::LayerParams lp = model::layer_params(s.model, layer);
+    const schedule::RankParams rp = schedule::layer_rank_params(s, lp);
     out.params.dense += count * rp.dense;
     out.params.expert += count * rp.expert;
-    out.gemm_weights += count * layer_gemm_weights(s, layer);
+    out.gemm_weights += count * layer_gemm_weights(s, lp);
   };
   add_kind(dense_layer, n_dense);
   add_kind(moe_layer, n_moe);
@@ -261,7 +356,8 @@ StageParams stage_params(const Scenario& s, const schedule::StageLayers& stage) 
       out.params.dense += mtp * m.dense;
       out.params.expert += mtp * m.expert;
       const double h = as_d(s.model.hidden_size);
-      out.gemm_weights += mtp * (layer_gemm_weights(s, s.model.num_layers - 1) + 2.0 * h * h);
+      out.gemm_weights +=
+          mtp * (layer_gemm_weights(s, model::layer_params(s.model, s.model.num_layers - 1)) + 2.0 * h * h);
     }
   }
   return out;
@@ -282,13 +378,6 @@ void fill_model_state(const Scenario& s, const StageParams& sp, RankMemory& r) {
       sp.gemm_weights * low_precision_copy_bytes_per_param(s.precision, s.system.gpu.architecture);
 }
 
-/// Saved bytes per micro-batch of the embedding: int64 token ids (Megatron's 8·s·b) and the
-/// embedding-dropout mask.
-double embedding_activation_bytes(const Scenario& s, const MemoryOptions& opt) {
-  const Dims d = dims_of(s);
-  return d.tokens * (8.0 + (opt.hidden_dropout_masks ? kMask * d.h / d.sp : 0.0));
-}
-
 /// Chunk buffers live on the stack up to this many virtual chunks (more spill to the heap).
 constexpr std::size_t kMaxChunks = 128;
 
@@ -306,21 +395,22 @@ void chunk_activation_bytes(const Scenario& s, const schedule::StageLayers& stag
   if (stage.has_embedding) out[0] += embedding_activation_bytes(s, opt);
   if (stage.has_output_head && s.model.mtp_num_layers > 0) {
     // Each MTP module: one transformer layer of the last layer's kind + its eh_proj input [2h].
-    const Dims d = dims_of(s);
     const double layer = s.model.layer_is_moe(s.model.num_layers - 1) ? act_moe : act_dense;
-    out[vpp - 1] += as_d(s.model.mtp_num_layers) * (layer + d.tokens * kAct * 2.0 * d.h / d.sp);
+    out[vpp - 1] += as_d(s.model.mtp_num_layers) * (layer + mtp_input_bytes(s));
   }
 }
 
 void fill_activations(const Scenario& s, std::int64_t rank, const schedule::StageLayers& stage,
                       const MemoryOptions& opt, RankMemory& r) {
   const auto& p = s.parallel;
-  const double act_dense = layer_activation(s, false, opt).total();
-  const double act_moe = s.model.is_moe() ? layer_activation(s, true, opt).total() : 0.0;
+  const Dims d = dims_of(s);
+  const Recompute rc = recompute_of(s.recompute);
+  const double act_dense = layer_activation_under(s, d, rc, false, opt).total();
+  const double act_moe = s.model.is_moe() ? layer_activation_under(s, d, rc, true, opt).total() : 0.0;
   const std::int64_t m = s.num_microbatches();
   const std::int64_t passes = inflight_chunk_passes(rank, p.pp, p.vpp, m);
 
-  std::array<double, kMaxChunks> fixed{};
+  std::array<double, kMaxChunks> fixed;  // filled by chunk_activation_bytes
   std::vector<double> spill;  // only for vpp > kMaxChunks
   std::span<double> chunks;
   if (static_cast<std::size_t>(p.vpp) <= kMaxChunks) {
@@ -344,25 +434,12 @@ void fill_activations(const Scenario& s, std::int64_t rank, const schedule::Stag
   r.activations_bytes = peak;
   r.inflight_microbatches = stage_bytes > 0 ? peak / stage_bytes : as_d(passes) / as_d(p.vpp);
 
-  // One-at-a-time buffers (docs/memory.md): the layer rebuilt by full recompute during its
-  // backward, the MoE dispatch/combine buffers of the layer running, and the last stage's logits.
-  const Dims d = dims_of(s);
-  double layer_work = 0;
-  if (s.recompute.granularity == RecomputeGranularity::kFull && !stage.layers.empty()) {
-    const RecomputeSpec none;
-    layer_work = layer_activation_under(s, none, s.model.is_moe(), opt).total();
-  }
-  if (s.model.is_moe()) {
-    const double k = as_d(s.model.moe_router_topk);
-    const double received = d.tokens * routed_copies_per_token(s, opt);
-    // Permuted local copies (dispatch send), expert output, combine receive: 16-bit rows of h.
-    layer_work += kAct * d.h * (2.0 * d.tokens * k / d.sp + received);
-  }
-  double logits = 0;
-  if (stage.has_output_head) {
-    // Vocab-parallel logits (16-bit) and the fp32 copy the cross-entropy works on, per head.
-    logits = d.tokens * as_d(s.model.vocab_size) / d.tp * (kAct + kFp32) * as_d(1 + s.model.mtp_num_layers);
-  }
+  // One-at-a-time buffers (docs/memory.md): the larger of the layer work (the layer rebuilt by full
+  // recompute during its backward, the MoE dispatch/combine buffers of the layer running) and the
+  // last stage's logits. Without knowing which layer runs at the peak, the model's MoE kind is
+  // taken; the per-op timeline (memory_timeline.hpp) places each buffer at its op.
+  const double layer_work = layer_working_bytes(s, s.model.is_moe(), /*backward=*/!stage.layers.empty(), opt);
+  const double logits = stage.has_output_head ? logits_bytes(s) : 0.0;
   r.activation_working_bytes = std::max(layer_work, logits);
 }
 

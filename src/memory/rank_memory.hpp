@@ -82,8 +82,24 @@ struct BytesPerParam {
 [[nodiscard]] std::int64_t inflight_chunk_passes(std::int64_t rank, std::int64_t pp, std::int64_t vpp,
                                                  std::int64_t microbatches);
 
+/// Saved bytes per micro-batch of the embedding (stage 0, chunk 0): int64 token ids and the
+/// embedding-dropout mask.
+[[nodiscard]] double embedding_activation_bytes(const Scenario& s, const MemoryOptions& opt = {});
+/// Saved bytes per micro-batch of one MTP module beyond its transformer layer: the eh_proj input [2h].
+[[nodiscard]] double mtp_input_bytes(const Scenario& s);
+/// One-at-a-time bytes while one layer of this kind runs its forward (`backward` false) or backward:
+/// the MoE dispatch/combine buffers of an MoE layer, plus in a backward under full recompute the
+/// layer's activations rebuilt as if nothing were recomputed.
+[[nodiscard]] double layer_working_bytes(const Scenario& s, bool moe_layer, bool backward, const MemoryOptions& opt = {});
+/// One-at-a-time bytes of the output head per micro-batch: vocab-parallel logits (16-bit) and the
+/// fp32 copy the cross-entropy works on, for the main head and every MTP head.
+[[nodiscard]] double logits_bytes(const Scenario& s);
+
 /// Memory of one rank of pipeline stage `pipeline_stage`, whose layers are `stage`
 /// (schedule::plan_stages(s)[pipeline_stage]). The most loaded rank of the stage under the options.
+/// The total is the largest saved-activation level plus the largest one-at-a-time buffer of the
+/// stage: an upper bound of the per-op timeline's peak (memory_timeline.hpp), equal to it when the
+/// layer running at the saved peak is the one with the largest buffer.
 [[nodiscard]] RankMemory rank_memory(const Scenario& s, std::int64_t pipeline_stage,
                                      const schedule::StageLayers& stage, const MemoryOptions& opt = {});
 

@@ -48,12 +48,6 @@ Json routing_to_json(const RoutingSpec& r) {
   return j;
 }
 
-Json recompute_to_json(const RecomputeSpec& r) {
-  Json j{{"granularity", std::string(to_string(r.granularity))}};
-  if (r.granularity == RecomputeGranularity::kSelective) j["modules"] = r.modules;
-  return j;
-}
-
 Json params_to_json(const model::ParamCounts& p) {
   return Json{{"total", finite(p.total, "params.total")},
               {"active", finite(p.active, "params.active")},
@@ -81,26 +75,13 @@ Json memory_to_json(const MemoryResult& m) {
                           {"optimizer_bytes", finite(s.optimizer_bytes, "memory.per_stage.optimizer_bytes")},
                           {"activations_bytes", finite(s.activations_bytes, "memory.per_stage.activations_bytes")},
                           {"buffers_bytes", finite(s.buffers_bytes, "memory.per_stage.buffers_bytes")},
-                          {"peak_bytes", finite(s.peak_bytes, "memory.per_stage.peak_bytes")}});
+                          {"peak_bytes", finite(s.peak_bytes, "memory.per_stage.peak_bytes")},
+                          {"peak_op", s.peak_op}});
   }
   return Json{{"peak_bytes", finite(m.peak_bytes, "memory.peak_bytes")},
               {"capacity_bytes", finite(m.capacity_bytes, "memory.capacity_bytes")},
               {"fits", m.fits},
               {"per_stage", stages}};
-}
-
-Json breakdown_to_json(const Breakdown& b) {
-  return Json{{"compute", finite(b.compute, "breakdown.compute")},
-              {"tp_comm", finite(b.tp_comm, "breakdown.tp_comm")},
-              {"cp_comm", finite(b.cp_comm, "breakdown.cp_comm")},
-              {"ep_comm", finite(b.ep_comm, "breakdown.ep_comm")},
-              {"pp_comm", finite(b.pp_comm, "breakdown.pp_comm")},
-              {"dp_comm", finite(b.dp_comm, "breakdown.dp_comm")},
-              {"bubble", finite(b.bubble, "breakdown.bubble")},
-              {"exposed_comm", finite(b.exposed_comm, "breakdown.exposed_comm")},
-              {"optimizer", finite(b.optimizer, "breakdown.optimizer")},
-              {"moe_imbalance", finite(b.moe_imbalance, "breakdown.moe_imbalance")},
-              {"critical_stage", b.critical_stage}};
 }
 
 Json simulation_to_json(const SimulationInfo& si) {
@@ -132,6 +113,26 @@ Json simulation_to_json(const SimulationInfo& si) {
 }
 
 }  // namespace
+
+nlohmann::json recompute_to_json(const RecomputeSpec& r) {
+  Json j{{"granularity", std::string(to_string(r.granularity))}};
+  if (r.granularity == RecomputeGranularity::kSelective) j["modules"] = r.modules;
+  return j;
+}
+
+nlohmann::json breakdown_to_json(const Breakdown& b) {
+  return Json{{"compute", finite(b.compute, "breakdown.compute")},
+              {"tp_comm", finite(b.tp_comm, "breakdown.tp_comm")},
+              {"cp_comm", finite(b.cp_comm, "breakdown.cp_comm")},
+              {"ep_comm", finite(b.ep_comm, "breakdown.ep_comm")},
+              {"pp_comm", finite(b.pp_comm, "breakdown.pp_comm")},
+              {"dp_comm", finite(b.dp_comm, "breakdown.dp_comm")},
+              {"bubble", finite(b.bubble, "breakdown.bubble")},
+              {"exposed_comm", finite(b.exposed_comm, "breakdown.exposed_comm")},
+              {"optimizer", finite(b.optimizer, "breakdown.optimizer")},
+              {"moe_imbalance", finite(b.moe_imbalance, "breakdown.moe_imbalance")},
+              {"critical_stage", b.critical_stage}};
+}
 
 nlohmann::json model_to_json(const model::ModelSpec& m) {
   Json j{{"name", m.name},
@@ -231,10 +232,20 @@ nlohmann::json result_to_json(const Result& r) {
               {"moesim_version", r.moesim_version}};
   if (r.simulation.present) j["simulation"] = simulation_to_json(r.simulation);
   if (r.routing.present) {
+    // Loads rounded to 4 decimals: a heat map needs no more, and DeepSeek-V3's 58 × 256 table stays small.
+    Json layers = Json::array();
+    for (const auto& l : r.routing.layers) {
+      Json loads = Json::array();
+      for (double x : l.expert_load) loads.push_back(std::round(finite(x, "routing.layers.expert_load") * 1e4) / 1e4);
+      layers.push_back(Json{{"layer", l.layer},
+                            {"max_rank_imbalance", finite(l.max_rank_imbalance, "routing.layers.max_rank_imbalance")},
+                            {"expert_load", loads}});
+    }
     j["routing"] = Json{{"draws", r.routing.draws},
                         {"mean_imbalance", finite(r.routing.mean_imbalance, "routing.mean_imbalance")},
                         {"max_imbalance", finite(r.routing.max_imbalance, "routing.max_imbalance")},
-                        {"drop_rate", finite(r.routing.drop_rate, "routing.drop_rate")}};
+                        {"drop_rate", finite(r.routing.drop_rate, "routing.drop_rate")},
+                        {"layers", layers}};
   }
   return j;
 }

@@ -14,6 +14,8 @@ namespace moesim::report {
 /// The scenario as understood, every default filled in (re-loadable by config::parse_scenario).
 [[nodiscard]] nlohmann::json scenario_to_json(const Scenario& s);
 [[nodiscard]] nlohmann::json result_to_json(const Result& r);
+[[nodiscard]] nlohmann::json recompute_to_json(const RecomputeSpec& r);
+[[nodiscard]] nlohmann::json breakdown_to_json(const Breakdown& b);
 /// Pretty-printed (2-space indent) JSON text with a trailing newline.
 [[nodiscard]] std::string result_to_json_text(const Result& r);
 

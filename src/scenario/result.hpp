@@ -17,6 +17,9 @@ struct StageMemory {
   double activations_bytes = 0;
   double buffers_bytes = 0;  ///< communication buffers, CUDA context, allocator reserve
   double peak_bytes = 0;
+  /// Where the stage's per-op memory timeline peaks, e.g. "forward of micro-batch 7, chunk 1,
+  /// layer 12 (MoE)" (memory/memory_timeline.hpp).
+  std::string peak_op;
 };
 
 struct MemoryResult {
@@ -72,6 +75,13 @@ struct LinkActivity {
   double peak_utilisation = 0;
 };
 
+/// One MoE layer's drawn loads, averaged over the micro-batches the simulation routed through it.
+struct LayerExpertLoad {
+  std::int64_t layer = 0;               ///< transformer layer index
+  std::vector<double> expert_load;      ///< tokens per expert / the balanced share (1 = balanced), by expert id
+  double max_rank_imbalance = 1.0;      ///< worst max/mean tokens per EP rank over this layer's draws
+};
+
 /// Expert loads the simulation drew (fidelity simulation, MoE models).
 struct RoutingResult {
   bool present = false;
@@ -79,6 +89,7 @@ struct RoutingResult {
   double mean_imbalance = 1.0;   ///< mean over draws of max/mean tokens per EP rank
   double max_imbalance = 1.0;    ///< the worst draw
   double drop_rate = 0;          ///< fraction of token copies dropped by the capacity factor
+  std::vector<LayerExpertLoad> layers;  ///< per MoE layer routed by a simulated rank, by layer index
 };
 
 /// What the event simulation ran (fidelity simulation only).

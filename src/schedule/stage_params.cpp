@@ -5,9 +5,12 @@
 namespace moesim::schedule {
 
 RankParams layer_rank_params(const Scenario& s, std::int64_t layer) {
+  return layer_rank_params(s, model::layer_params(s.model, layer));
+}
+
+RankParams layer_rank_params(const Scenario& s, const model::LayerParams& lp) {
   const double tp = static_cast<double>(s.parallel.tp);
   const double expert_shards = static_cast<double>(s.parallel.ep * s.parallel.etp);
-  const model::LayerParams lp = model::layer_params(s.model, layer);
   return {(lp.attention + lp.dense_mlp + lp.shared_experts) / tp + lp.router + lp.norms,
           lp.routed_experts / expert_shards};
 }

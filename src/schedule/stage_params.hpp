@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/counts.hpp"
 #include "schedule/stage_plan.hpp"
 #include "scenario/scenario.hpp"
 
@@ -21,6 +22,8 @@ struct RankParams {
 
 /// Weights of one transformer layer on one rank.
 [[nodiscard]] RankParams layer_rank_params(const Scenario& s, std::int64_t layer);
+/// The same from the layer's counts, for callers that need the counts too (one count, not two).
+[[nodiscard]] RankParams layer_rank_params(const Scenario& s, const model::LayerParams& lp);
 /// The input embedding's shard (first stage).
 [[nodiscard]] RankParams embedding_rank_params(const Scenario& s);
 /// The last stage's LM head shard (a tied head still needs its own copy when pp > 1) and final norm.

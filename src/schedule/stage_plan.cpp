@@ -1,22 +1,63 @@
 #include "schedule/stage_plan.hpp"
 
-#include <algorithm>
-#include <cstdlib>
-
 namespace moesim::schedule {
 
 namespace {
 
-/// Chunk c (of pp·vpp) goes to pipeline rank c mod pp; layers fill the chunks in order.
-std::vector<StageLayers> assign_chunks(const Scenario& s, const std::vector<std::int64_t>& per_chunk) {
-  const std::int64_t pp = s.parallel.pp;
-  const auto chunks = static_cast<std::int64_t>(per_chunk.size());
+/// Position of chunk c in the order in which uneven splits hand out their extra layers: middle
+/// chunks outward from the centre (of two equally close, the lower first), then chunk 0, then the
+/// last chunk. Closed form of that order, so planning a layout sorts nothing and allocates only
+/// the result (the planner calls this for every candidate).
+std::int64_t extra_layer_position(std::int64_t c, std::int64_t chunks) {
+  if (chunks == 1) return 0;
+  if (c == 0) return chunks - 2;
+  if (c == chunks - 1) return chunks - 1;
+  if (chunks % 2 == 1) {
+    const std::int64_t centre = (chunks - 1) / 2;
+    if (c == centre) return 0;
+    const std::int64_t t = c < centre ? centre - c : c - centre;
+    return 2 * t - 1 + (c > centre ? 1 : 0);
+  }
+  const std::int64_t lo = chunks / 2 - 1, hi = chunks / 2;  // the two centre chunks
+  const std::int64_t t = c <= lo ? lo - c : c - hi;
+  return 2 * t + (c >= hi ? 1 : 0);
+}
+
+/// Layers of model chunk c under the plan's split rule.
+std::int64_t chunk_layers(const Scenario& s, std::int64_t c) {
+  const std::int64_t chunks = s.parallel.pp * s.parallel.vpp;
+  const std::int64_t layers = s.model.num_layers;
+  if (s.parallel.pipeline_split_slots() > 0) {
+    // The embedding (loss) occupies one layer slot of the first (last) chunk; validate_layout has
+    // checked that layers + slots split evenly.
+    std::int64_t n = (layers + s.parallel.pipeline_split_slots()) / chunks;
+    if (c == 0 && s.parallel.account_for_embedding_in_pipeline_split) --n;
+    if (c == chunks - 1 && s.parallel.account_for_loss_in_pipeline_split) --n;
+    return n;
+  }
+  // extra < chunks, so each chunk gets at most one extra layer: the first `extra` in the order.
+  return layers / chunks + (extra_layer_position(c, chunks) < layers % chunks ? 1 : 0);
+}
+
+}  // namespace
+
+std::vector<StageLayers> plan_stages(const Scenario& s) {
+  // Chunk c (of pp·vpp) goes to pipeline rank c mod pp; layers fill the chunks in order.
+  const std::int64_t pp = s.parallel.pp, vpp = s.parallel.vpp;
   std::vector<StageLayers> stages(static_cast<std::size_t>(pp));
+  std::vector<std::int64_t> per_rank(static_cast<std::size_t>(pp), 0);
+  for (std::int64_t c = 0; c < pp * vpp; ++c) per_rank[static_cast<std::size_t>(c % pp)] += chunk_layers(s, c);
+  for (std::int64_t r = 0; r < pp; ++r) {
+    stages[static_cast<std::size_t>(r)].layers.reserve(static_cast<std::size_t>(per_rank[static_cast<std::size_t>(r)]));
+    stages[static_cast<std::size_t>(r)].chunks.reserve(static_cast<std::size_t>(vpp));
+  }
   std::int64_t next = 0;
-  for (std::int64_t c = 0; c < chunks; ++c) {
+  for (std::int64_t c = 0; c < pp * vpp; ++c) {
     auto& st = stages[static_cast<std::size_t>(c % pp)];
+    const std::int64_t n = chunk_layers(s, c);
     auto& chunk = st.chunks.emplace_back();
-    for (std::int64_t i = 0; i < per_chunk[static_cast<std::size_t>(c)]; ++i) {
+    chunk.reserve(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
       chunk.push_back(next);
       st.layers.push_back(next++);
     }
@@ -24,37 +65,6 @@ std::vector<StageLayers> assign_chunks(const Scenario& s, const std::vector<std:
   stages.front().has_embedding = true;
   stages.back().has_output_head = true;
   return stages;
-}
-
-}  // namespace
-
-std::vector<StageLayers> plan_stages(const Scenario& s) {
-  const std::int64_t pp = s.parallel.pp;
-  const std::int64_t chunks = pp * s.parallel.vpp;
-  const std::int64_t layers = s.model.num_layers;
-  if (s.parallel.pipeline_split_slots() > 0) {
-    // The embedding (loss) occupies one layer slot of the first (last) chunk; validate_layout has
-    // checked that layers + slots split evenly.
-    std::vector<std::int64_t> even(static_cast<std::size_t>(chunks), (layers + s.parallel.pipeline_split_slots()) / chunks);
-    if (s.parallel.account_for_embedding_in_pipeline_split) --even.front();
-    if (s.parallel.account_for_loss_in_pipeline_split) --even.back();
-    return assign_chunks(s, even);
-  }
-  std::vector<std::int64_t> per_chunk(static_cast<std::size_t>(chunks), layers / chunks);
-  std::int64_t extra = layers % chunks;
-  // Middle chunks first (outward from the centre), then the ends.
-  std::vector<std::int64_t> order;
-  for (std::int64_t c = 1; c + 1 < chunks; ++c) order.push_back(c);
-  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-    const std::int64_t mid2 = chunks - 1;  // twice the centre index
-    return std::abs(2 * a - mid2) < std::abs(2 * b - mid2);
-  });
-  order.push_back(0);
-  if (chunks > 1) order.push_back(chunks - 1);
-  for (std::size_t i = 0; extra > 0; i = (i + 1) % order.size(), --extra) {
-    ++per_chunk[static_cast<std::size_t>(order[i])];
-  }
-  return assign_chunks(s, per_chunk);
 }
 
 }  // namespace moesim::schedule

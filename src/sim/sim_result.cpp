@@ -48,6 +48,15 @@ SimOutput StepSimulation::finish() {
     r.routing.mean_imbalance = b.moe_imbalance;
     r.routing.max_imbalance = imbalance_max_;
     r.routing.drop_rate = dropped_ / static_cast<double>(imbalance_draws_);
+    for (const auto& [layer, sum] : layer_loads_) {
+      LayerExpertLoad l;
+      l.layer = layer;
+      l.max_rank_imbalance = sum.worst;
+      l.expert_load.reserve(sum.tokens.size());
+      const double denom = sum.balanced * static_cast<double>(sum.draws);
+      for (double t : sum.tokens) l.expert_load.push_back(denom > 0 ? t / denom : 1.0);
+      r.routing.layers.push_back(std::move(l));
+    }
   }
 
   SimulationInfo& si = r.simulation;

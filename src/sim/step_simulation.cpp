@@ -116,6 +116,12 @@ const StepSimulation::RoutingDraw& StepSimulation::routing_draw(std::int32_t lay
   fill_expert_factors(experts, placement, p.ep, mean * static_cast<double>(p.ep) / static_cast<double>(experts.size()),
                       draw.expert_factors, draw.offsets);
   const double worst = moe::imbalance(draw.rank_factors);
+  LayerLoadSum& sum = layer_loads_[layer];
+  if (sum.tokens.empty()) sum.tokens.assign(experts.size(), 0.0);
+  for (std::size_t e = 0; e < experts.size(); ++e) sum.tokens[e] += experts[e];
+  ++sum.draws;
+  sum.balanced = mean * static_cast<double>(p.ep) / static_cast<double>(experts.size());
+  sum.worst = std::max(sum.worst, worst);
   imbalance_sum_ += worst;
   imbalance_max_ = std::max(imbalance_max_, worst);
   ++imbalance_draws_;

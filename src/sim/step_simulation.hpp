@@ -268,6 +268,15 @@ class StepSimulation {
   std::vector<BalancedGrouped> balanced_grouped_;
   std::map<std::int32_t, moe::ExpertPlacement> placements_;
   double imbalance_sum_ = 0, imbalance_max_ = 1.0, dropped_ = 0;
+  /// Per MoE layer: drawn tokens per expert summed over micro-batches, the draws, the worst imbalance
+  /// (the result's per-layer × per-expert load table).
+  struct LayerLoadSum {
+    std::vector<double> tokens;
+    std::int64_t draws = 0;
+    double balanced = 0;  ///< balanced tokens per expert per draw
+    double worst = 1.0;
+  };
+  std::map<std::int32_t, LayerLoadSum> layer_loads_;
   std::int64_t imbalance_draws_ = 0;
   double boundary_bytes_ = 0;
   Timeline timeline_;

@@ -60,7 +60,8 @@ TEST_CASE("simulate writes every required result field, byte-identical on a re-r
       CHECK_MESSAGE(j.contains(k), k);
     }
     for (const char* k : {"peak_bytes", "per_stage", "fits", "capacity_bytes"}) CHECK_MESSAGE(j.at("memory").contains(k), k);
-    for (const char* k : {"weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "buffers_bytes", "peak_bytes"}) {
+    for (const char* k : {"weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "buffers_bytes", "peak_bytes",
+                          "peak_op"}) {
       CHECK_MESSAGE(j.at("memory").at("per_stage").at(0).contains(k), k);
     }
     for (const char* k : {"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble", "exposed_comm",

@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -46,6 +49,47 @@ TEST_CASE("moesim memory: a heavier expert load raises the peak of an MoE layout
   };
   CHECK(peak(" --expert-load 2") > peak(""));
   const auto bad = test::run_command(test::moesim_binary() + " memory mixtral-8x7b-h100-64 --expert-load 0.5",
+                                     test::source_dir().string());
+  CHECK(bad.exit_code == 2);
+}
+
+TEST_CASE("moesim memory names where each stage peaks, and --timeline shows the peak stage's timeline") {
+  const auto r = test::run_command(test::moesim_binary() + " memory mixtral-8x7b-h100-64 --timeline",
+                                   test::source_dir().string());
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("per-op timeline peak of each stage") != std::string::npos);
+  const auto pos = r.out.find("\npeak ");
+  REQUIRE(pos != std::string::npos);
+  const auto line = r.out.substr(pos + 1, r.out.find('\n', pos + 1) - pos - 1);
+  CHECK(line.find("; at forward of micro-batch ") != std::string::npos);
+  CHECK(r.out.find("timeline of pipeline stage ") != std::string::npos);
+  CHECK(r.out.find("<- peak") != std::string::npos);
+}
+
+TEST_CASE("moesim memory --timeline-csv writes every op and ends at the baseline") {
+  const fs::path out = test::binary_dir() / ("timeline-" + std::to_string(::getpid()) + ".csv");
+  const auto r = test::run_command(test::moesim_binary() + " memory mixtral-8x7b-h100-64 --stage 3 --timeline-csv '" +
+                                       out.string() + "'",
+                                   test::source_dir().string());
+  REQUIRE(r.exit_code == 0);
+  const std::string csv = test::slurp(out.string());
+  fs::remove(out);
+  REQUIRE(csv.rfind("pass,microbatch,chunk,direction,op,layer,moe,running_bytes,bytes\n", 0) == 0);
+  // After the last op (a backward) only the baseline is left: the least "bytes" of the whole step.
+  std::vector<double> bytes;
+  std::string last_line;
+  std::size_t at = csv.find('\n') + 1;
+  while (at < csv.size()) {
+    const std::size_t end = csv.find('\n', at);
+    last_line = csv.substr(at, end - at);
+    bytes.push_back(std::stod(last_line.substr(last_line.rfind(',') + 1)));
+    at = end + 1;
+  }
+  CHECK(bytes.size() > 100);
+  CHECK(last_line.find(",backward,") != std::string::npos);
+  CHECK(bytes.back() == *std::min_element(bytes.begin(), bytes.end()));
+  CHECK(bytes.back() < bytes.front());
+  const auto bad = test::run_command(test::moesim_binary() + " memory mixtral-8x7b-h100-64 --stage 4 --timeline",
                                      test::source_dir().string());
   CHECK(bad.exit_code == 2);
 }

@@ -44,7 +44,7 @@ Result sample_result() {
   r.layout = {8, 1, 4, 1, {4}};
   r.memory.peak_bytes = 4.25e10;
   r.memory.capacity_bytes = 80 * 1073741824.0;
-  r.memory.per_stage.push_back({0, 2e9, 4e9, 8e9, 2.5e10, 3.5e9, 4.25e10});
+  r.memory.per_stage.push_back({0, 2e9, 4e9, 8e9, 2.5e10, 3.5e9, 4.25e10, "forward of micro-batch 3, chunk 0, layer 3 (MoE)"});
   r.breakdown.compute = 1.2;
   r.breakdown.ep_comm = 0.2;
   r.breakdown.exposed_comm = 0.2;
@@ -79,6 +79,7 @@ TEST_CASE("the result carries every required field of moesim.result/1") {
     CHECK(stage.contains(key));
   }
   CHECK(stage["activations_bytes"] == 2.5e10);
+  CHECK(stage["peak_op"] == "forward of micro-batch 3, chunk 0, layer 3 (MoE)");
   for (const char* key : {"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble", "exposed_comm",
                           "optimizer", "moe_imbalance"}) {
     CAPTURE(key);

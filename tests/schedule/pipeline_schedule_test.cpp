@@ -117,3 +117,38 @@ TEST_CASE("embedding and loss counted as pipeline layers: 126 layers over pp 16 
   CHECK(stages[0].layers.size() == 7);
   CHECK(stages[7].layers.size() == 8);
 }
+
+TEST_CASE("table_pass and warmup_passes rebuild pipeline_order without building it") {
+  // The memory walks jump through the order with these two; they must agree with the order itself.
+  for (std::int64_t pp : {1, 2, 3, 4, 8}) {
+    for (std::int64_t vpp : {1, 2, 3, 4}) {
+      if (pp == 1 && vpp > 1) continue;
+      for (std::int64_t m : {1, 2, 3, 8, 13, 16}) {
+        for (std::int64_t rank = 0; rank < pp; ++rank) {
+          CAPTURE(pp);
+          CAPTURE(vpp);
+          CAPTURE(m);
+          CAPTURE(rank);
+          const auto order = schedule::pipeline_order(rank, pp, vpp, m);
+          const std::int64_t total = m * vpp, w = schedule::warmup_passes(rank, pp, vpp, m);
+          std::vector<PipelinePass> rebuilt;
+          std::int64_t f = 0, b = 0;
+          for (; f < w; ++f) rebuilt.push_back(schedule::table_pass(f, false, pp, vpp, m));
+          for (; f < total; ++f, ++b) {
+            rebuilt.push_back(schedule::table_pass(f, false, pp, vpp, m));
+            rebuilt.push_back(schedule::table_pass(b, true, pp, vpp, m));
+          }
+          for (; b < total; ++b) rebuilt.push_back(schedule::table_pass(b, true, pp, vpp, m));
+          CHECK(rebuilt == order);
+          // The cursor steps through the same table.
+          schedule::TableCursor fc(0, pp, vpp, m), bc(0, pp, vpp, m);
+          for (std::int64_t i = 0; i < total; ++i, fc.next(), bc.next()) {
+            CHECK(fc.pass(false) == schedule::table_pass(i, false, pp, vpp, m));
+            CHECK(bc.pass(true) == schedule::table_pass(i, true, pp, vpp, m));
+            CHECK(schedule::TableCursor(i, pp, vpp, m).pass(false) == fc.pass(false));
+          }
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,112 @@
+// moesim report, part 3: the sections shared by result and plan pages, drawn from one
+// moesim.result/1 document (a plan's winner is one).
+'use strict';
+(function (M) {
+  M.resultKpis = function (section, r, peakBytes) {
+    var mem = r.memory;
+    M.kpis(section, [
+      ['step time', M.num(r.step_time_s, 3) + ' s'],
+      ['throughput', M.num(r.tokens_per_s, 0) + ' tok/s'],
+      ['per GPU', M.num(r.tokens_per_s_per_gpu, 0) + ' tok/s'],
+      ['model TFLOP/s per GPU', M.num(r.model_tflops_per_gpu, 0)],
+      ['MFU', M.pct(r.mfu)],
+      ['peak memory / capacity', M.gib(peakBytes || mem.peak_bytes) + ' / ' + M.gib(mem.capacity_bytes) + ' GiB']]);
+  };
+  M.verdict = function (section, r, extra) {
+    var b = r.breakdown, bn = M.bottleneck(b), mem = r.memory;
+    var text = (mem.fits ? 'Fits in memory (' + M.gib(mem.capacity_bytes - mem.peak_bytes) + ' GiB headroom on the fullest stage)'
+                         : 'Does NOT fit in memory: peak ' + M.gib(mem.peak_bytes) + ' GiB > ' + M.gib(mem.capacity_bytes) + ' GiB') +
+               '; compute is ' + M.pct(b.compute / r.step_time_s) + ' of the step on critical stage ' + b.critical_stage +
+               ', the largest overhead is ' + bn + ' (' + M.num(b[bn], 3) + ' s).' + (extra || '');
+    M.add(section, M.el('p', {class: mem.fits ? 'verdict' : 'verdict bad', id: 'verdict'}, text));
+  };
+  M.scenarioLine = function (section, s, layout) {
+    var p = s.parallel;
+    M.add(section, M.el('p', {class: 'layout'},
+      M.layoutLabel({tp: p.tp, cp: p.cp, pp: p.pp, vpp: p.vpp, ep: p.ep, etp: p.etp, dp: p.dp,
+                     micro_batch_size: s.training.micro_batch_size, recompute: s.recompute, precision: s.precision}) +
+      ' · ' + layout.num_microbatches + ' micro-batches · seq ' + s.training.seq_length + ' · global batch ' + s.training.global_batch_size));
+  };
+  M.memorySection = function (r) {
+    M.p('memory', 'Peak bytes per GPU on each pipeline stage by kind; the dashed line is the GPU\'s capacity (' +
+        M.gib(r.memory.capacity_bytes) + ' GiB).');
+    M.memoryChart('memory-chart', r.memory);
+    M.add('memory', M.table(['stage', 'peak GiB', 'weights GiB', 'grads GiB', 'optimizer GiB', 'activations GiB', 'buffers GiB', 'peak at'],
+      r.memory.per_stage.map(function (s) {
+        return [s.stage, M.n(M.gib(s.peak_bytes)), M.n(M.gib(s.weights_bytes)), M.n(M.gib(s.grads_bytes)),
+                M.n(M.gib(s.optimizer_bytes)), M.n(M.gib(s.activations_bytes)), M.n(M.gib(s.buffers_bytes)), s.peak_op];
+      })));
+  };
+  // Per-EP-rank load: each simulated EP rank's compute time (its experts' tokens) against the mean.
+  M.expertSection = function (r) {
+    var s = r.scenario;
+    if (!s.model.num_moe_experts) {
+      M.p('expert-load', 'Dense model: no experts.');
+      return M.noChart('expert-chart', 'No expert load to draw.');
+    }
+    if (r.routing) {
+      M.kpis('expert-load', [['routing', s.moe.routing.distribution], ['draws', r.routing.draws],
+        ['mean max/mean tokens', M.num(r.routing.mean_imbalance, 2)], ['worst max/mean tokens', M.num(r.routing.max_imbalance, 2)],
+        ['dropped tokens', M.pct(r.routing.drop_rate)]]);
+    } else {
+      M.p('expert-load', 'Routing ' + s.moe.routing.distribution + ': every EP rank receives the same tokens (imbalance ' +
+          M.num(r.breakdown.moe_imbalance, 2) + ').');
+    }
+    var ranks = r.simulation ? r.simulation.ranks : [];
+    var byEp = {};
+    ranks.forEach(function (x) { byEp[x.ep_rank] = Math.max(byEp[x.ep_rank] || 0, x.compute_s); });
+    var eps = Object.keys(byEp).map(Number).sort(function (a, b) { return a - b; });
+    if (eps.length < 2) return M.noChart('expert-chart', 'Only one EP rank was simulated (balanced routing): no per-EP-rank spread to draw.');
+    var vals = eps.map(function (e) { return byEp[e]; });
+    var mean = vals.reduce(function (a, b) { return a + b; }, 0) / vals.length;
+    M.p('expert-load', 'Compute time of each simulated EP rank (the slowest rank of that EP index), which grows with the tokens its experts receive; ' +
+        'max/mean ' + M.num(Math.max.apply(null, vals) / mean, 3) + '.');
+    M.chart('expert-chart', {
+      tooltip: {trigger: 'axis', valueFormatter: function (v) { return M.num(v, 4) + ' s'; }},
+      grid: {left: 10, right: 30, top: 30, bottom: 30, containLabel: true},
+      xAxis: {type: 'category', name: 'EP rank', data: eps.map(String)},
+      yAxis: {type: 'value', name: 'compute s'},
+      series: [{type: 'bar', data: vals, itemStyle: {color: '#ff9da7'},
+                markLine: {symbol: 'none', data: [{yAxis: mean, name: 'mean'}], label: {formatter: 'mean'}, lineStyle: {color: '#555'}}}]
+    });
+  };
+  M.topologySection = function (r) {
+    var s = r.scenario, l = r.layout;
+    M.kpis('topology', [['system', s.system.preset], ['GPU', s.system.gpu], ['GPUs', s.system.gpus], ['nodes', l.num_nodes],
+                        ['DP × EDP', l.dp + ' × ' + l.edp]]);
+    if (s.system.topology) M.p('topology', 'Topology file: ' + s.system.topology);
+    var links = r.simulation ? (r.simulation.links || []) : [];
+    if (!links.length) return M.noChart('links-chart', 'No link activity in this document (fidelity ' + r.fidelity + ').');
+    links = links.slice(0, 16);
+    M.p('topology', 'The busiest links of the simulated step: mean utilisation over the step (bar) and peak.');
+    M.sizeFor('links-chart', links.length, 24, 220);
+    M.chart('links-chart', {
+      tooltip: {trigger: 'axis', axisPointer: {type: 'shadow'}, valueFormatter: function (v) { return M.num(v, 1) + ' %'; }},
+      legend: {top: 0},
+      grid: {left: 10, right: 30, top: 30, bottom: 30, containLabel: true},
+      xAxis: {type: 'value', name: '%', max: 100},
+      yAxis: {type: 'category', inverse: true, data: links.map(function (k) { return k.name; }), axisLabel: {fontSize: 10}},
+      series: [{name: 'mean utilisation', type: 'bar', itemStyle: {color: '#4e79a7'}, data: links.map(function (k) { return +(100 * k.utilisation).toFixed(2); })},
+               {name: 'peak utilisation', type: 'bar', itemStyle: {color: '#a0cbe8'}, data: links.map(function (k) { return +(100 * k.peak_utilisation).toFixed(2); })}]
+    });
+  };
+  M.assumptionLines = function (r) {
+    var s = r.scenario;
+    return ['fidelity ' + r.fidelity + ' · FLOP convention ' + r.flops_convention + ' · seed ' + r.seed,
+            'attention backend ' + s.training.attention_backend + ' · distributed optimizer ' + s.optimizer.distributed +
+              ' · overlap grad-reduce ' + s.optimizer.overlap_grad_reduce + ' · overlap param-gather ' + s.optimizer.overlap_param_gather,
+            'sequence parallel ' + s.parallel.sequence_parallel + ' · TP comm overlap ' + s.parallel.tp_comm_overlap,
+            s.model.num_moe_experts ? 'MoE dispatcher ' + s.moe.dispatcher + ' · capacity factor ' + (s.moe.capacity_factor === null ? 'none (dropless)' : s.moe.capacity_factor) +
+              ' · routing ' + JSON.stringify(s.moe.routing) : 'dense model',
+            'parameters: ' + M.num(r.params.total / 1e9, 2) + ' B total, ' + M.num(r.params.active / 1e9, 2) + ' B active per token'];
+  };
+  M.warnings = function (section, warnings) {
+    if (!warnings || !warnings.length) return M.p(section, 'No warnings.');
+    M.add(section, M.el('h3', null, 'Warnings'));
+    M.add(section, M.el('ul', {class: 'warn'}, warnings.map(function (w) { return M.el('li', null, w); })));
+  };
+  M.inputs = function (label, obj) {
+    M.p('inputs', label);
+    M.add('inputs', M.el('pre', null, JSON.stringify(obj, null, 2)));
+  };
+})(window.MoesimReport);

@@ -1,0 +1,210 @@
+// `moesim plan` (search layouts and precisions, recommend, explain) and `moesim merge` (join the
+// shards of a plan run as separate processes). docs/planner.md.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/plan_args.hpp"
+#include "cli/plan_print.hpp"
+#include "config/plan_loader.hpp"
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "planner/planner.hpp"
+#include "planner/search.hpp"
+#include "planner/search_space.hpp"
+#include "report/plan_html.hpp"
+#include "report/plan_json.hpp"
+
+namespace moesim::cli {
+namespace {
+
+struct PlanCliOptions {
+  std::string scenario, model, system, gpus, tp, cp, pp, vpp, ep, etp, micro_batch, recompute, precision, dispatcher;
+  std::string objective = "throughput", shard, json_out, html_out;
+  std::int64_t seq = 0, global_batch = 0, top = 10, finalists = 8;
+  double token_budget = 0;
+  int threads = 0;
+  bool no_skew = false, quiet = false;
+};
+
+// A bar on stderr when it is a terminal; nothing in logs and pipes.
+planner::Progress progress_bar(bool quiet) {
+  if (quiet || !isatty(fileno(stderr))) return {};
+  return [](std::int64_t done, std::int64_t total) {
+    const int width = 40;
+    const int filled = static_cast<int>(width * done / std::max<std::int64_t>(total, 1));
+    std::fprintf(stderr, "\rsearching [%s%s] %lld/%lld candidates", std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                 std::string(static_cast<std::size_t>(width - filled), ' ').c_str(), static_cast<long long>(done),
+                 static_cast<long long>(total));
+    if (done == total) std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+  };
+}
+
+PlanRequest build_request(const PlanCliOptions& o) {
+  const bool flags_form = !o.model.empty() || !o.system.empty() || o.seq > 0 || o.global_batch > 0;
+  config::PlanQuestion q;
+  if (!o.scenario.empty()) {
+    if (flags_form) {
+      throw InputError("--model/--system/--seq/--global-batch", o.scenario,
+                       "give either a scenario or --model, --system, --gpus, --seq and --global-batch, not both",
+                       "moesim plan SCENARIO [--gpus N], or moesim plan --model M --system S --gpus N --seq L --global-batch B");
+    }
+    q = config::load_plan_question(o.scenario);
+  } else {
+    if (o.model.empty() || o.system.empty() || o.gpus.empty() || o.seq <= 0 || o.global_batch <= 0) {
+      throw InputError("moesim plan", "", "a plan needs a scenario, or --model, --system, --gpus, --seq and --global-batch",
+                       "moesim plan SCENARIO, or moesim plan --model M --system S --gpus N --seq L --global-batch B");
+    }
+  }
+  std::vector<std::int64_t> gpus;
+  if (!o.gpus.empty()) gpus = parse_int_list("--gpus", o.gpus, true);
+  if (o.scenario.empty()) q = config::plan_question_from_flags(o.model, o.system, gpus.front(), o.seq, o.global_batch);
+  PlanRequest req;
+  req.base = q.scenario;
+  config::constrain_space(q, req.space);
+  if (!gpus.empty()) {
+    req.space.gpus = gpus;
+    req.base.system.gpus = gpus.front();
+  }
+  // Lists on the command line override what the scenario fixes.
+  if (!o.tp.empty()) req.space.tp = parse_int_list("--tp", o.tp, false);
+  if (!o.cp.empty()) req.space.cp = parse_int_list("--cp", o.cp, false);
+  if (!o.pp.empty()) req.space.pp = parse_int_list("--pp", o.pp, false);
+  if (!o.vpp.empty()) req.space.vpp = parse_int_list("--vpp", o.vpp, false);
+  if (!o.ep.empty()) req.space.ep = parse_int_list("--ep", o.ep, false);
+  if (!o.etp.empty()) req.space.etp = parse_int_list("--etp", o.etp, false);
+  if (!o.micro_batch.empty()) req.space.micro_batch = parse_int_list("--micro-batch", o.micro_batch, false);
+  if (!o.recompute.empty()) req.space.recompute = parse_recompute_list(o.recompute);
+  if (!o.precision.empty()) req.space.precision = parse_precisions(o.precision, req.base.system.gpu);
+  if (!o.dispatcher.empty()) req.space.dispatcher = parse_dispatchers(o.dispatcher);
+  req.objective = o.objective == "tokens-per-gpu-hour" ? PlanObjective::kTokensPerGpuHour
+                  : o.objective == "time-to-tokens"    ? PlanObjective::kTimeToTokens
+                                                       : PlanObjective::kThroughput;
+  if (req.objective == PlanObjective::kTimeToTokens && !(o.token_budget > 0)) {
+    throw InputError("--token-budget", fmt::format("{}", o.token_budget), "objective time-to-tokens needs a token budget",
+                     "a number of tokens > 0, e.g. 1e12");
+  }
+  req.token_budget = o.token_budget;
+  req.top = o.top;
+  req.finalists = o.finalists;
+  req.skew_sensitivity = !o.no_skew;
+  planner::complete_space(req);
+  return req;
+}
+
+void write_outputs(const Plan& plan, const PlanCliOptions& o) {
+  if (!o.json_out.empty()) write_file_atomically(o.json_out, report::plan_to_json_text(plan));
+  if (!o.html_out.empty()) write_file_atomically(o.html_out, report::plan_to_html(plan));
+  if (!o.quiet) std::fputs(format_plan(plan).c_str(), stdout);
+}
+
+}  // namespace
+
+void register_plan(CLI::App& app, Commands& commands) {
+  auto o = std::make_shared<PlanCliOptions>();
+  auto* sub = app.add_subcommand("plan", "Search layouts and precisions; recommend the fastest that fit and say why.");
+  sub->add_option("scenario", o->scenario,
+                  "scenario file or built-in name; its parallel / micro_batch_size / recompute / precision fields, where "
+                  "given, fix those knobs");
+  sub->add_option("--model", o->model, "model preset (`moesim models list`)");
+  sub->add_option("--system", o->system, "cluster preset (`moesim systems list`)");
+  sub->add_option("--gpus", o->gpus, "GPU count N, a list N1,N2, or a range FROM:TO (doubling; Pareto front over GPUs)");
+  sub->add_option("--seq", o->seq, "sequence length (tokens)")->check(CLI::Range(1, 1 << 24));
+  sub->add_option("--global-batch", o->global_batch, "sequences per optimizer step")->check(CLI::Range(1, 1 << 24));
+  sub->add_option("--tp", o->tp, "tensor-parallel sizes to try (default 1,2,4,8,16 up to the NVLink domain)");
+  sub->add_option("--cp", o->cp, "context-parallel sizes (default 1,2,4,8)");
+  sub->add_option("--pp", o->pp, "pipeline sizes (default powers of two and divisors of the layers up to 32)");
+  sub->add_option("--vpp", o->vpp, "virtual stages per pipeline rank (default 1-8)");
+  sub->add_option("--ep", o->ep, "expert-parallel sizes (default every divisor of the expert count)");
+  sub->add_option("--etp", o->etp, "expert tensor-parallel sizes (default 1 and each tp)");
+  sub->add_option("--micro-batch", o->micro_batch, "micro-batch sizes (default 1,2,4)");
+  sub->add_option("--recompute", o->recompute,
+                  "recompute options: none, selective, full, selective:MODULE+MODULE (default none, selective, the MoE "
+                  "modules, full)");
+  sub->add_option("--precision", o->precision,
+                  "precisions to search: a list (bf16,fp8,fp8-blockwise,mxfp8,nvfp4) or all (default: the scenario's, else bf16)");
+  sub->add_option("--dispatcher", o->dispatcher,
+                  "MoE token dispatchers to search: alltoall, allgather, deepep, hybridep (default: the scenario's and deepep)");
+  sub->add_option("--objective", o->objective, "throughput, tokens-per-gpu-hour or time-to-tokens")
+      ->check(CLI::IsMember({"throughput", "tokens-per-gpu-hour", "time-to-tokens"}));
+  sub->add_option("--token-budget", o->token_budget, "tokens to train (reports the time to train them)")
+      ->check(CLI::Range(0.0, 1e18));
+  sub->add_option("--top", o->top, "rows of the ranked table")->capture_default_str()->check(CLI::Range(1, 1000));
+  sub->add_option("--finalists", o->finalists, "best candidates by estimate to simulate op by op and re-rank (K)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
+  sub->add_flag("--no-skew", o->no_skew, "skip the routing-skew sensitivity of the top 3");
+  sub->add_option("--threads", o->threads, "worker threads (default: every core)")->check(CLI::Range(0, 1024));
+  sub->add_option("--shard", o->shard, "evaluate only shard i of N (i/N) and write the partial search to --json");
+  sub->add_option("--json", o->json_out, "write the plan (moesim.plan/1), or with --shard the partial search");
+  sub->add_option("--html", o->html_out, "write a self-contained HTML report of the plan");
+  sub->add_flag("-q,--quiet", o->quiet, "print nothing but errors");
+  sub->callback([o, &commands] {
+    commands.set([o] {
+      const PlanRequest req = build_request(*o);
+      planner::SearchOptions so;
+      so.threads = o->threads;
+      so.progress = progress_bar(o->quiet);
+      if (!o->shard.empty()) {
+        parse_shard(o->shard, so.shard, so.shards);
+        if (o->json_out.empty()) throw InputError("--json", "", "--shard writes a partial search and needs --json FILE", "--json FILE");
+        if (!o->html_out.empty()) throw InputError("--html", o->html_out, "a shard has no report; merge the shards first", "moesim merge");
+        const SearchEvaluation ev = planner::search(req, so);
+        write_file_atomically(o->json_out, report::search_shard_to_json_text(req, ev));
+        if (!o->quiet) {
+          std::printf("shard %lld/%lld: %lld candidates, %zu fit; wrote %s (join the shards with moesim merge)\n",
+                      static_cast<long long>(ev.shard), static_cast<long long>(ev.shards),
+                      static_cast<long long>(ev.considered), ev.feasible.size(), o->json_out.c_str());
+        }
+        return 0;
+      }
+      const SearchEvaluation ev = planner::search(req, so);
+      planner::PlanOptions po;
+      po.threads = o->threads;
+      write_outputs(planner::finish_plan(req, {ev}, po), *o);
+      return 0;
+    });
+  });
+
+  auto m = std::make_shared<PlanCliOptions>();
+  auto shards = std::make_shared<std::vector<std::string>>();
+  auto* merge = app.add_subcommand("merge", "Join the shards of a plan (moesim plan --shard i/N --json FILE) into the plan.");
+  merge->add_option("shards", *shards, "the shard files, 0/N … N-1/N")->required();
+  merge->add_option("--json", m->json_out, "write the plan (moesim.plan/1)");
+  merge->add_option("--html", m->html_out, "write a self-contained HTML report of the plan");
+  merge->add_option("--threads", m->threads, "worker threads (default: every core)")->check(CLI::Range(0, 1024));
+  merge->add_flag("-q,--quiet", m->quiet, "print nothing but errors");
+  merge->callback([m, shards, &commands] {
+    commands.set([m, shards] {
+      std::vector<SearchEvaluation> parts;
+      PlanRequest req;
+      std::string first_request_text;
+      for (const auto& file : *shards) {
+        config::PlanShard s = config::load_plan_shard(file);
+        // Every shard must answer the same question: compare the requests as written.
+        const std::string text = report::plan_request_to_json_text(s.request);
+        if (parts.empty()) {
+          req = s.request;
+          first_request_text = text;
+        } else if (text != first_request_text) {
+          throw InputError("/request", "", "this shard answers a different plan request than " + shards->front(),
+                           "shards of one `moesim plan ... --shard i/N` command")
+              .in_file(file);
+        }
+        parts.push_back(std::move(s.evaluation));
+      }
+      planner::PlanOptions po;
+      po.threads = m->threads;
+      write_outputs(planner::finish_plan(req, parts, po), *m);
+      return 0;
+    });
+  });
+}
+
+}  // namespace moesim::cli

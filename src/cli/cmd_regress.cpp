@@ -1,0 +1,131 @@
+// `moesim regress --baselines DIR [--suite DIR] [--update] [--tolerance 2%]`: runs the fixed suite
+// (cli/regress.cpp), compares step time, throughput and peak memory with the checked-in baselines,
+// prints the drifts and exits 1 beyond the tolerance; --update rewrites the baselines and says what
+// changed. .ci/run runs it, so a change that moves predictions updates the baselines visibly.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/regress.hpp"
+#include "config/baseline_loader.hpp"
+#include "config/builtin_scenarios.hpp"
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "estimate/step_estimator.hpp"
+#include "report/baseline_json.hpp"
+#include "sim/step_simulator.hpp"
+
+namespace moesim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+RegressionPoint run_point(const SuiteEntry& e, const fs::path& suite_dir) {
+  const bool file = fs::path(e.scenario).extension() == ".json";
+  const Scenario s = config::load_scenario_argument(file ? (suite_dir / e.scenario).string() : e.scenario);
+  const Result r = e.fidelity == "simulation" ? sim::simulate_step(s, {}).result : estimate::estimate_step(s);
+  RegressionPoint p;
+  p.id = point_id(e);
+  p.scenario = e.scenario;
+  p.fidelity = e.fidelity;
+  p.step_time_s = r.step_time_s;
+  p.tokens_per_s = r.tokens_per_s;
+  p.peak_bytes = r.memory.peak_bytes;
+  return p;
+}
+
+std::vector<RegressionPoint> read_baselines(const fs::path& dir) {
+  std::vector<fs::path> files;
+  if (fs::is_directory(dir)) {
+    for (const auto& f : fs::directory_iterator(dir)) {
+      if (f.path().extension() == ".json") files.push_back(f.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<RegressionPoint> out;
+  for (const auto& f : files) out.push_back(config::load_baseline(f.string()));
+  return out;
+}
+
+int update(const std::vector<Drift>& drifts, const fs::path& dir) {
+  fs::create_directories(dir);
+  int changed = 0;
+  for (const auto& d : drifts) {
+    const fs::path file = dir / (d.id + ".json");
+    if (!d.now) {
+      fs::remove(file);
+      std::fputs(fmt::format("removed   {} (no longer in the suite)\n", d.id).c_str(), stdout);
+      ++changed;
+      continue;
+    }
+    if (d.baseline && d.baseline->step_time_s == d.now->step_time_s && d.baseline->tokens_per_s == d.now->tokens_per_s &&
+        d.baseline->peak_bytes == d.now->peak_bytes && d.baseline->scenario == d.now->scenario) {
+      continue;
+    }
+    write_file_atomically(file, report::baseline_to_json_text(*d.now));
+    ++changed;
+    if (!d.baseline) {
+      std::fputs(fmt::format("new       {}: step {:.4f} s, {:.0f} tokens/s, peak {:.2f} GiB\n", d.id, d.now->step_time_s,
+                             d.now->tokens_per_s, d.now->peak_bytes / (1024.0 * 1024 * 1024)).c_str(), stdout);
+    } else {
+      std::fputs(fmt::format("updated   {}: step {:.4f} → {:.4f} s ({:+.2f}%), tokens/s {:+.2f}%, peak memory {:+.2f}%\n", d.id,
+                             d.baseline->step_time_s, d.now->step_time_s, 100 * d.step, 100 * d.tokens, 100 * d.peak).c_str(), stdout);
+    }
+  }
+  std::fputs(fmt::format("{} of {} baselines changed in {}\n", changed, drifts.size(), dir.string()).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+void register_regress(CLI::App& app, Commands& commands) {
+  struct Options {
+    std::string baselines = "reports/baselines", suite, tolerance = "2%";
+    bool update = false;
+  };
+  auto opt = std::make_shared<Options>();
+  auto* sub = app.add_subcommand("regress", "Compare the fixed scenario suite's predictions with checked-in baselines (CI guard).");
+  sub->add_option("--baselines", opt->baselines, "folder of moesim.baseline/1 files, one per suite point")->capture_default_str();
+  sub->add_option("--suite", opt->suite, "folder of the suite's scenario files (default: BASELINES/../regress)");
+  sub->add_option("--tolerance", opt->tolerance, "largest relative drift allowed, e.g. 2% or 0.02")->capture_default_str();
+  sub->add_flag("--update", opt->update, "rewrite the baselines from this run and print what changed");
+  sub->callback([opt, &commands] {
+    commands.set([opt] {
+      const double tolerance = parse_tolerance(opt->tolerance);
+      const fs::path dir = opt->baselines;
+      const fs::path suite_dir = opt->suite.empty() ? dir.parent_path().empty() ? fs::path("regress") : dir.parent_path() / "regress"
+                                                    : fs::path(opt->suite);
+      // Read the baselines first: a malformed file fails before minutes of simulation.
+      const std::vector<RegressionPoint> baselines = opt->update ? std::vector<RegressionPoint>{} : read_baselines(dir);
+      std::vector<RegressionPoint> now;
+      for (const auto& e : regression_suite()) now.push_back(run_point(e, suite_dir));
+      if (opt->update) {
+        std::vector<RegressionPoint> old;
+        try {
+          old = read_baselines(dir);
+        } catch (const InputError&) {
+          // Unreadable baselines are rewritten from scratch.
+        }
+        return update(compare(old, now, tolerance), dir);
+      }
+      const auto drifts = compare(baselines, now, tolerance);
+      std::fputs(drift_table(drifts, tolerance).c_str(), stdout);
+      const auto bad = std::count_if(drifts.begin(), drifts.end(), [](const Drift& d) { return !d.ok; });
+      if (bad > 0) {
+        std::fputs(fmt::format("moesim regress: {} of {} points drifted beyond {}; if the change is intended, run `moesim regress "
+                               "--baselines {} --update` and commit the baselines with it\n",
+                               bad, drifts.size(), opt->tolerance, dir.string()).c_str(), stdout);
+        return 1;
+      }
+      std::fputs(fmt::format("moesim regress: all {} points within {}\n", drifts.size(), opt->tolerance).c_str(), stdout);
+      return 0;
+    });
+  });
+}
+
+}  // namespace moesim::cli

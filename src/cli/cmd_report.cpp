@@ -1,0 +1,32 @@
+// `moesim report IN.json -o OUT.html`: the HTML report of a result (moesim.result/1, from
+// `simulate --json`) or a plan (moesim.plan/1, from `plan --json`), without re-running anything.
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "core/file_io.hpp"
+#include "report/html_report.hpp"
+
+namespace moesim::cli {
+
+void register_report(CLI::App& app, Commands& commands) {
+  struct Options {
+    std::string in, out;
+  };
+  auto opt = std::make_shared<Options>();
+  auto* sub = app.add_subcommand("report", "Write the self-contained HTML report of a result or plan JSON file (docs/reports.md).");
+  sub->add_option("input", opt->in, "a moesim.result/1 (simulate --json) or moesim.plan/1 (plan --json) file")->required();
+  sub->add_option("-o,--output", opt->out, "the HTML file to write")->required();
+  sub->callback([opt, &commands] {
+    commands.set([opt] {
+      const std::string text = read_text_file(opt->in);
+      write_file_atomically(opt->out, report::json_text_to_html(text, opt->in));
+      std::fputs(fmt::format("wrote {}\n", opt->out).c_str(), stdout);
+      return 0;
+    });
+  });
+}
+
+}  // namespace moesim::cli

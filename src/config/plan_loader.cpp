@@ -1,0 +1,260 @@
+#include "config/plan_loader.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "config/builtin_scenarios.hpp"
+#include "config/json_reader.hpp"
+#include "config/scenario_loader.hpp"
+#include "config/scenario_sections.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+
+namespace moesim::config {
+namespace {
+
+constexpr const char* kShardSchema = "moesim.plan-shard/1";
+constexpr IntRange kKnob{1, 1 << 20};
+
+PlanQuestion question_from(const Json& obj, const std::string& file, const std::filesystem::path& base_dir) {
+  PlanQuestion q;
+  q.scenario = parse_scenario_spec(obj, file, base_dir);
+  if (const auto it = obj.find("parallel"); it != obj.end() && it->is_object()) {
+    for (const char* key : {"tp", "cp", "pp", "vpp", "ep", "etp"}) {
+      if (it->contains(key)) q.given.emplace_back(key);
+    }
+  }
+  if (const auto it = obj.find("training"); it != obj.end() && it->is_object() && it->contains("micro_batch_size")) {
+    q.given.emplace_back("micro_batch_size");
+  }
+  if (obj.contains("recompute")) q.given.emplace_back("recompute");
+  if (obj.contains("precision")) q.given.emplace_back("precision");
+  if (const auto it = obj.find("moe"); it != obj.end() && it->is_object() && it->contains("dispatcher")) {
+    q.given.emplace_back("dispatcher");
+  }
+  return q;
+}
+
+std::vector<std::int64_t> int_list(const Json& v, const std::string& path) {
+  if (!v.is_array() || v.empty()) throw InputError(path, describe_value(v), "expected a non-empty array of integers", "[1, 2, ...]");
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(to_int(v[i], path + "/" + std::to_string(i), kKnob));
+  return out;
+}
+
+Precision precision_of(const Json& v, const std::string& path) {
+  std::vector<std::string> names;
+  for (Precision p : kAllPrecisions) names.emplace_back(to_string(p));
+  if (v.is_string()) {
+    if (auto p = precision_from_string(v.get<std::string>())) return *p;
+  }
+  throw InputError(path, describe_value(v), "unknown precision", join(names));
+}
+
+Dispatcher dispatcher_of(const Json& v, const std::string& path) {
+  const std::vector<std::string> names{"alltoall", "allgather", "deepep", "hybridep"};
+  if (v.is_string()) {
+    const auto s = v.get<std::string>();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (s == names[i]) return static_cast<Dispatcher>(i);
+    }
+  }
+  throw InputError(path, describe_value(v), "unknown dispatcher", join(names));
+}
+
+SearchSpace read_space(const Json& v, const std::string& path) {
+  const ObjectReader r(v, path, {"gpus", "tp", "cp", "pp", "vpp", "ep", "etp", "micro_batch", "recompute", "precision", "dispatcher"});
+  auto need = [&](const char* key) -> const Json& {
+    const Json* j = r.get(key);
+    if (!j) throw InputError(r.path_of(key), "", "required field is missing", "a non-empty array");
+    return *j;
+  };
+  SearchSpace s;
+  s.gpus = int_list(need("gpus"), r.path_of("gpus"));
+  s.tp = int_list(need("tp"), r.path_of("tp"));
+  s.cp = int_list(need("cp"), r.path_of("cp"));
+  s.pp = int_list(need("pp"), r.path_of("pp"));
+  s.vpp = int_list(need("vpp"), r.path_of("vpp"));
+  s.ep = int_list(need("ep"), r.path_of("ep"));
+  s.etp = int_list(need("etp"), r.path_of("etp"));
+  s.micro_batch = int_list(need("micro_batch"), r.path_of("micro_batch"));
+  const Json& rec = need("recompute");
+  if (!rec.is_array() || rec.empty()) throw InputError(r.path_of("recompute"), describe_value(rec), "expected a non-empty array", "[{\"granularity\": ...}]");
+  for (std::size_t i = 0; i < rec.size(); ++i) {
+    try {
+      s.recompute.push_back(detail::read_recompute(&rec[i]));
+    } catch (InputError& e) {
+      e.under(r.path_of("recompute") + "/" + std::to_string(i));
+      throw;
+    }
+  }
+  const Json& prec = need("precision");
+  if (!prec.is_array() || prec.empty()) throw InputError(r.path_of("precision"), describe_value(prec), "expected a non-empty array", "[\"bf16\", ...]");
+  for (std::size_t i = 0; i < prec.size(); ++i) s.precision.push_back(precision_of(prec[i], r.path_of("precision") + "/" + std::to_string(i)));
+  const Json& disp = need("dispatcher");
+  if (!disp.is_array() || disp.empty()) throw InputError(r.path_of("dispatcher"), describe_value(disp), "expected a non-empty array", "[\"alltoall\", ...]");
+  for (std::size_t i = 0; i < disp.size(); ++i) s.dispatcher.push_back(dispatcher_of(disp[i], r.path_of("dispatcher") + "/" + std::to_string(i)));
+  return s;
+}
+
+PlanRequest read_request(const Json& v, const std::string& file, const std::filesystem::path& base_dir) {
+  const ObjectReader r(v, "/request", {"scenario", "space", "objective", "token_budget", "top", "finalists", "skew_sensitivity"});
+  PlanRequest req;
+  const Json* scenario = r.get("scenario");
+  if (!scenario) throw InputError(r.path_of("scenario"), "", "required field is missing", "the plan's base scenario");
+  try {
+    req.base = parse_scenario_spec(*scenario, file, base_dir);
+  } catch (InputError& e) {
+    e.under(r.path_of("scenario"));
+    throw;
+  }
+  const Json* space = r.get("space");
+  if (!space) throw InputError(r.path_of("space"), "", "required field is missing", "the searched values per knob");
+  req.space = read_space(*space, r.path_of("space"));
+  const std::string objective = r.get_enum("objective", "throughput", {"throughput", "tokens-per-gpu-hour", "time-to-tokens"});
+  req.objective = objective == "tokens-per-gpu-hour" ? PlanObjective::kTokensPerGpuHour
+                  : objective == "time-to-tokens"    ? PlanObjective::kTimeToTokens
+                                                     : PlanObjective::kThroughput;
+  req.token_budget = r.get_number("token_budget", 0.0);
+  req.top = r.get_int("top", 10, {1, 100000});
+  req.finalists = r.get_int("finalists", 8, {0, 100000});
+  req.skew_sensitivity = r.get_bool("skew_sensitivity", true);
+  return req;
+}
+
+Candidate read_candidate(const Json& v, const std::string& path, const SearchSpace& space) {
+  const ObjectReader r(v, path, {"index", "gpus", "tp", "cp", "pp", "vpp", "ep", "etp", "micro_batch", "recompute", "precision", "dispatcher"});
+  Candidate c;
+  c.index = r.require_int("index", {0, std::numeric_limits<std::int64_t>::max()});
+  c.gpus = r.require_int("gpus", kKnob);
+  c.tp = r.require_int("tp", kKnob);
+  c.cp = r.require_int("cp", kKnob);
+  c.pp = r.require_int("pp", kKnob);
+  c.vpp = r.require_int("vpp", kKnob);
+  c.ep = r.require_int("ep", kKnob);
+  c.etp = r.require_int("etp", kKnob);
+  c.micro_batch = r.require_int("micro_batch", kKnob);
+  c.recompute = r.require_int("recompute", {0, static_cast<std::int64_t>(space.recompute.size()) - 1});
+  const Json* p = r.get("precision");
+  if (!p) throw InputError(r.path_of("precision"), "", "required field is missing", "a precision name");
+  c.precision = precision_of(*p, r.path_of("precision"));
+  const Json* d = r.get("dispatcher");
+  if (!d) throw InputError(r.path_of("dispatcher"), "", "required field is missing", "a dispatcher name");
+  c.dispatcher = dispatcher_of(*d, r.path_of("dispatcher"));
+  return c;
+}
+
+}  // namespace
+
+PlanQuestion load_plan_question(const std::string& arg) {
+  std::error_code ec;
+  if (std::filesystem::exists(arg, ec)) {
+    std::filesystem::path base_dir = std::filesystem::path(arg).parent_path();
+    if (base_dir.empty()) base_dir = ".";
+    return question_from(load_json_file(arg), arg, base_dir);
+  }
+  if (const auto text = builtin_scenario_text(arg)) {
+    const std::string label = "builtin:" + arg;
+    return question_from(parse_json_text(std::string(*text), label), label, std::filesystem::current_path());
+  }
+  throw InputError("", "", "file not found, and not a built-in scenario", join(builtin_scenario_names())).in_file(arg);
+}
+
+PlanQuestion plan_question_from_flags(const std::string& model, const std::string& system, std::int64_t gpus,
+                                      std::int64_t seq_length, std::int64_t global_batch) {
+  const Json obj{{"name", model + " on " + system},
+                 {"model", model},
+                 {"system", Json{{"preset", system}, {"gpus", gpus}}},
+                 {"training", Json{{"seq_length", seq_length}, {"global_batch_size", global_batch}}}};
+  PlanQuestion q;
+  q.scenario = parse_scenario_spec(obj, "command line", std::filesystem::current_path());
+  return q;
+}
+
+void constrain_space(const PlanQuestion& q, SearchSpace& space) {
+  const Scenario& s = q.scenario;
+  auto given = [&](const char* key) { return std::find(q.given.begin(), q.given.end(), key) != q.given.end(); };
+  if (given("tp")) space.tp = {s.parallel.tp};
+  if (given("cp")) space.cp = {s.parallel.cp};
+  if (given("pp")) space.pp = {s.parallel.pp};
+  if (given("vpp")) space.vpp = {s.parallel.vpp};
+  if (given("ep")) space.ep = {s.parallel.ep};
+  // Megatron's expert TP defaults to TP: a scenario that fixes tp but not etp fixes etp too.
+  if (given("etp") || given("tp")) space.etp = {s.parallel.etp};
+  if (given("micro_batch_size")) space.micro_batch = {s.training.micro_batch_size};
+  if (given("recompute")) space.recompute = {s.recompute};
+  if (given("precision")) space.precision = {s.precision};
+  if (given("dispatcher")) space.dispatcher = {s.moe.dispatcher};
+}
+
+PlanShard load_plan_shard(const std::string& path) {
+  try {
+    const Json obj = load_json_file(path);
+    const ObjectReader top(obj, "", {"schema", "moesim_version", "request", "search"});
+    const std::string schema = top.require_string("schema");
+    if (schema != kShardSchema) {
+      throw InputError("/schema", describe_value(Json(schema)), "not a plan shard (written by moesim plan --shard i/N --json FILE)",
+                       kShardSchema);
+    }
+    std::filesystem::path base_dir = std::filesystem::path(path).parent_path();
+    if (base_dir.empty()) base_dir = ".";
+    PlanShard out;
+    const Json* request = top.get("request");
+    if (!request) throw InputError("/request", "", "required field is missing", "the plan request");
+    out.request = read_request(*request, path, base_dir);
+    const Json* search = top.get("search");
+    if (!search) throw InputError("/search", "", "required field is missing", "the shard's search");
+    const ObjectReader sr(*search, "/search", {"shard", "shards", "considered", "feasible", "rejections", "smallest"});
+    SearchEvaluation& ev = out.evaluation;
+    ev.shards = sr.require_int("shards", {1, 1 << 20});
+    ev.shard = sr.require_int("shard", {0, ev.shards - 1});
+    ev.considered = sr.require_int("considered", {0, std::numeric_limits<std::int64_t>::max()});
+    const SearchSpace& space = out.request.space;
+    if (const Json* f = sr.get("feasible")) {
+      if (!f->is_array()) throw InputError("/search/feasible", describe_value(*f), "expected an array", "[{candidate, step_time_s, ...}]");
+      for (std::size_t i = 0; i < f->size(); ++i) {
+        const std::string p = "/search/feasible/" + std::to_string(i);
+        const ObjectReader er((*f)[i], p, {"candidate", "step_time_s", "peak_bytes", "peak_stage"});
+        CandidateEstimate e;
+        const Json* c = er.get("candidate");
+        if (!c) throw InputError(er.path_of("candidate"), "", "required field is missing", "a candidate object");
+        e.candidate = read_candidate(*c, er.path_of("candidate"), space);
+        e.step_time_s = er.require_number("step_time_s", {0, std::numeric_limits<double>::max(), true});
+        e.peak_bytes = er.require_number("peak_bytes");
+        e.peak_stage = er.require_int("peak_stage", {0, 1 << 20});
+        ev.feasible.push_back(e);
+      }
+    }
+    if (const Json* rj = sr.get("rejections")) {
+      if (!rj->is_array()) throw InputError("/search/rejections", describe_value(*rj), "expected an array", "[{reason, count, ...}]");
+      for (std::size_t i = 0; i < rj->size(); ++i) {
+        const std::string p = "/search/rejections/" + std::to_string(i);
+        const ObjectReader rr((*rj)[i], p, {"reason", "count", "example", "detail"});
+        Rejection r;
+        r.reason = rr.require_string("reason");
+        r.count = rr.require_int("count", {1, std::numeric_limits<std::int64_t>::max()});
+        const Json* ex = rr.get("example");
+        if (!ex) throw InputError(rr.path_of("example"), "", "required field is missing", "a candidate object");
+        r.example = read_candidate(*ex, rr.path_of("example"), space);
+        r.example_detail = rr.get_string("detail", "");
+        ev.rejections.push_back(r);
+      }
+    }
+    if (const Json* sm = sr.get("smallest"); sm && !sm->is_null()) {
+      const ObjectReader mr(*sm, "/search/smallest", {"candidate", "peak_bytes", "peak_stage", "capacity_bytes"});
+      ev.smallest.present = true;
+      const Json* c = mr.get("candidate");
+      if (!c) throw InputError(mr.path_of("candidate"), "", "required field is missing", "a candidate object");
+      ev.smallest.candidate = read_candidate(*c, mr.path_of("candidate"), space);
+      ev.smallest.peak_bytes = mr.require_number("peak_bytes");
+      ev.smallest.peak_stage = mr.require_int("peak_stage", {0, 1 << 20});
+      ev.smallest.capacity_bytes = mr.require_number("capacity_bytes");
+    }
+    return out;
+  } catch (InputError& e) {
+    e.in_file(path);
+    throw;
+  }
+}
+
+}  // namespace moesim::config

@@ -1,0 +1,130 @@
+#include "planner/explain.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "planner/search_space.hpp"
+
+namespace moesim::planner {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string percent(double share) { return fmt::format("{:.0f} %", 100.0 * share); }
+
+}  // namespace
+
+std::vector<std::pair<std::string, double>> breakdown_categories(const Breakdown& b) {
+  return {{"compute", b.compute}, {"bubble", b.bubble},   {"tp_comm", b.tp_comm}, {"cp_comm", b.cp_comm},
+          {"ep_comm", b.ep_comm}, {"pp_comm", b.pp_comm}, {"dp_comm", b.dp_comm}, {"optimizer", b.optimizer}};
+}
+
+void explain_winner(Plan& plan) {
+  if (plan.rows.empty()) return;
+  const PlanRequest& req = plan.request;
+  const PlanRow& w = plan.rows.front();
+  const Result& r = w.result;
+  std::vector<std::string>& out = plan.explanation;
+  out.push_back(fmt::format("Winner: {} — {:.0f} tokens/s per GPU, {:.1f} % MFU, step {:.3f} s ({}), peak memory "
+                            "{:.1f} of {:.1f} GiB on stage {}.",
+                            describe(req, w.estimate.candidate), r.tokens_per_s_per_gpu, 100.0 * r.mfu, r.step_time_s,
+                            w.simulated ? "event simulation" : "estimate", w.estimate.peak_bytes / kGiB,
+                            r.memory.capacity_bytes / kGiB, w.estimate.peak_stage));
+  // Where its step goes, largest first: what to attack next.
+  auto cats = breakdown_categories(r.breakdown);
+  std::stable_sort(cats.begin(), cats.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (const auto& [name, seconds] : cats) {
+    if (seconds <= 0 || r.step_time_s <= 0) continue;
+    if (seconds / r.step_time_s < 0.01) continue;
+    parts.push_back(fmt::format("{} {}", name, percent(seconds / r.step_time_s)));
+  }
+  if (!parts.empty()) {
+    std::string line = "Its step (critical stage " + std::to_string(r.breakdown.critical_stage) + "): ";
+    for (std::size_t i = 0; i < parts.size(); ++i) line += (i ? ", " : "") + parts[i];
+    out.push_back(line + ".");
+  }
+  if (plan.rows.size() < 2) return;
+  const PlanRow& ru = plan.rows[1];
+  const Result& rr = ru.result;
+  const auto wc = breakdown_categories(r.breakdown), rc = breakdown_categories(rr.breakdown);
+  for (std::size_t i = 0; i < wc.size(); ++i) plan.vs_runner_up.push_back({wc[i].first, wc[i].second, rc[i].second});
+  std::vector<CategoryDelta> diffs = plan.vs_runner_up;
+  std::stable_sort(diffs.begin(), diffs.end(), [](const CategoryDelta& a, const CategoryDelta& b) {
+    return std::abs(a.runner_up_s - a.winner_s) > std::abs(b.runner_up_s - b.winner_s);
+  });
+  const double gain = rr.step_time_s > 0 ? rr.step_time_s / r.step_time_s - 1.0 : 0.0;
+  std::string line = fmt::format("It beats the runner-up, {}, by {:.1f} % ({:.3f} s vs {:.3f} s per step)", describe(req, ru.estimate.candidate),
+                                 100.0 * gain, r.step_time_s, rr.step_time_s);
+  std::vector<std::string> reasons;
+  for (const auto& d : diffs) {
+    const double delta = d.runner_up_s - d.winner_s;
+    if (std::abs(delta) < 0.005 * std::max(r.step_time_s, 1e-12) || reasons.size() == 3) continue;
+    reasons.push_back(fmt::format("{} {:.3f} s vs {:.3f} s ({})", d.category, d.winner_s, d.runner_up_s,
+                                  delta > 0 ? "winner spends less" : "winner spends more"));
+  }
+  if (!reasons.empty()) {
+    line += ": ";
+    for (std::size_t i = 0; i < reasons.size(); ++i) line += (i ? "; " : "") + reasons[i];
+  }
+  out.push_back(line + ".");
+  if (w.estimate.peak_bytes > ru.estimate.peak_bytes) {
+    out.push_back(fmt::format("The runner-up needs {:.1f} GiB less memory at its peak ({:.1f} GiB): the choice if "
+                              "headroom matters more than {:.1f} % throughput.",
+                              (w.estimate.peak_bytes - ru.estimate.peak_bytes) / kGiB, ru.estimate.peak_bytes / kGiB,
+                              100.0 * gain));
+  }
+}
+
+std::string precision_risk(Precision p) {
+  switch (p) {
+    case Precision::kBf16:
+      return "";
+    case Precision::kFp16:
+      return "needs dynamic loss scaling; overflow-prone at LLM scale, hence rarely used for pre-training today.";
+    case Precision::kFp8:
+      return "per-tensor FP8 (E4M3 forward, E5M2 gradients) with delayed or current scaling: outliers in one "
+             "tensor cost the whole tensor's range; Transformer Engine keeps the first and last layers, norms, "
+             "softmax and the optimizer in higher precision; long runs need loss-curve monitoring against BF16.";
+    case Precision::kFp8Blockwise:
+      return "DeepSeek-V3's recipe (1×128 activation and 128×128 weight scales): its report measures a relative "
+             "loss error below 0.25 % against BF16 (DeepSeek-V3 technical report, arXiv:2412.19437, §3.3); "
+             "embedding, output head, MoE gating, norms and attention stay in BF16/FP32.";
+    case Precision::kMxfp8:
+      return "Blackwell only: 32-element blocks with E8M0 scales; NVIDIA reports BF16-matching loss on 8B models "
+             "over 15T tokens (Mishra et al., \"Recipes for Pre-training LLMs with MXFP8\", arXiv:2506.08027); "
+             "quantize/cast kernels can eat most of the GEMM gain on small layers.";
+    case Precision::kNvfp4:
+      return "Blackwell only: 16-element blocks with E4M3 scales plus a per-tensor scale; NVIDIA's recipe keeps "
+             "a few of the first and last transformer blocks in BF16, applies random Hadamard transforms "
+             "to weight-gradient inputs, 2-D weight scaling and stochastic rounding of gradients (NVIDIA, "
+             "\"Pretraining LLMs with NVFP4\", arXiv:2509.25149): highest accuracy risk of the formats; validate "
+             "the loss curve on a short run first.";
+  }
+  return "";
+}
+
+std::vector<std::string> unsearched_knobs(const PlanRequest& request) {
+  const Scenario& b = request.base;
+  std::vector<std::string> out;
+  if (b.model.is_moe()) {
+    if (request.space.dispatcher.size() == 1) {
+      out.push_back(fmt::format("dispatcher: held at '{}'", to_string(request.space.dispatcher.front())));
+    }
+    out.emplace_back("hybridep: not searched separately (priced like deepep: one network row per destination NVLink "
+                     "domain, forwarded over NVLink)");
+    out.push_back(b.moe.capacity_factor ? fmt::format("capacity factor: held at {:.2f}", *b.moe.capacity_factor)
+                                        : std::string("capacity factor: held at dropless (a capacity factor changes "
+                                                      "the model's quality, not only its speed)"));
+  }
+  out.push_back(fmt::format("distributed optimizer: held at {} with overlap_grad_reduce {} and overlap_param_gather {} "
+                            "(turning them off only adds memory or exposed traffic)",
+                            b.optimizer.distributed ? "on" : "off", b.optimizer.overlap_grad_reduce ? "on" : "off",
+                            b.optimizer.overlap_param_gather ? "on" : "off"));
+  out.push_back(fmt::format("tp_comm_overlap: held at {}", b.parallel.tp_comm_overlap ? "on (where tp > 1)" : "off"));
+  return out;
+}
+
+}  // namespace moesim::planner

@@ -1,0 +1,110 @@
+#include "planner/search.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "estimate/step_estimator.hpp"
+#include "memory/rank_memory.hpp"
+#include "planner/search_space.hpp"
+#include "schedule/stage_plan.hpp"
+
+namespace moesim::planner {
+
+double objective_score(const PlanRequest& request, std::int64_t gpus, double step_time_s) {
+  const double tokens = static_cast<double>(request.base.training.global_batch_size * request.base.training.seq_length);
+  const double tokens_per_s = step_time_s > 0 ? tokens / step_time_s : 0.0;
+  return request.objective == PlanObjective::kTokensPerGpuHour ? tokens_per_s / static_cast<double>(gpus) : tokens_per_s;
+}
+
+CandidateOutcome evaluate_candidate(const PlanRequest& request, const Candidate& c) {
+  CandidateOutcome out;
+  const Scenario s = scenario_for(request, c);
+  // TP exchanges activations twice per layer and per micro-batch: Megatron keeps it inside one
+  // NVLink domain, and so does every published recipe.
+  const std::int64_t domain = s.system.nvlink_domain_size;
+  if (domain > 0 && c.tp > domain) {
+    out.reason = "topology: tp spans NVLink domains";
+    out.detail = fmt::format("tp {} exceeds the NVLink domain of {} GPUs ({})", c.tp, domain, s.system.name);
+    return out;
+  }
+  try {
+    validate_layout(s);
+  } catch (const InputError& e) {
+    out.reason = e.json_path() == "/precision" ? "precision unsupported by the GPU" : "layout rule at " + e.json_path();
+    out.detail = e.what();
+    return out;
+  }
+  const auto stages = schedule::plan_stages(s);
+  for (std::size_t k = 0; k < stages.size(); ++k) {
+    const double bytes = memory::rank_memory(s, static_cast<std::int64_t>(k), stages[k]).total_bytes();
+    if (bytes > out.peak_bytes) {
+      out.peak_bytes = bytes;
+      out.peak_stage = static_cast<std::int64_t>(k);
+    }
+  }
+  const double capacity = s.system.gpu.hbm_capacity.value();
+  if (out.peak_bytes > capacity) {
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    out.reason = fmt::format("out of memory on stage {}", out.peak_stage);
+    out.detail = fmt::format("needs {:.1f} GiB on pipeline stage {}; capacity {:.1f} GiB", out.peak_bytes / kGiB,
+                             out.peak_stage, capacity / kGiB);
+    out.memory_only = true;
+    return out;
+  }
+  const Result r = estimate::estimate_step(s);
+  out.feasible = true;
+  out.estimate.candidate = c;
+  out.estimate.step_time_s = r.step_time_s;
+  out.estimate.peak_bytes = out.peak_bytes;
+  out.estimate.peak_stage = out.peak_stage;
+  return out;
+}
+
+SearchEvaluation search(const PlanRequest& request, const SearchOptions& options) {
+  if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) {
+    throw InputError("--shard", fmt::format("{}/{}", options.shard, options.shards), "shard i/N needs 0 <= i < N",
+                     "0/1 … N-1/N");
+  }
+  std::vector<Candidate> all = enumerate_candidates(request);
+  std::vector<Candidate> mine;
+  for (const auto& c : all) {
+    if (c.index % options.shards == options.shard) mine.push_back(c);
+  }
+  std::vector<CandidateOutcome> outcomes(mine.size());
+  parallel_for(
+      static_cast<std::int64_t>(mine.size()), resolve_threads(options.threads),
+      [&](std::int64_t i) { outcomes[static_cast<std::size_t>(i)] = evaluate_candidate(request, mine[static_cast<std::size_t>(i)]); },
+      options.progress);
+
+  SearchEvaluation ev;
+  ev.shard = options.shard;
+  ev.shards = options.shards;
+  ev.considered = static_cast<std::int64_t>(mine.size());
+  const double capacity = request.base.system.gpu.hbm_capacity.value();
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    CandidateOutcome& o = outcomes[i];
+    if (o.feasible) {
+      ev.feasible.push_back(o.estimate);
+      continue;
+    }
+    auto it = std::find_if(ev.rejections.begin(), ev.rejections.end(), [&](const Rejection& r) { return r.reason == o.reason; });
+    if (it == ev.rejections.end()) {
+      ev.rejections.push_back({o.reason, 0, mine[i], o.detail});
+      it = ev.rejections.end() - 1;
+    }
+    ++it->count;
+    if (o.memory_only && (!ev.smallest.present || o.peak_bytes < ev.smallest.peak_bytes)) {
+      ev.smallest = {true, mine[i], o.peak_bytes, o.peak_stage, capacity};
+    }
+  }
+  std::sort(ev.feasible.begin(), ev.feasible.end(), [&](const CandidateEstimate& a, const CandidateEstimate& b) {
+    const double sa = objective_score(request, a.candidate.gpus, a.step_time_s);
+    const double sb = objective_score(request, b.candidate.gpus, b.step_time_s);
+    if (sa != sb) return sa > sb;
+    return a.candidate.index < b.candidate.index;
+  });
+  return ev;
+}
+
+}  // namespace moesim::planner

@@ -1,0 +1,140 @@
+#include "report/html_report.hpp"
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "report/html_util.hpp"
+#include "report/report_assets.hpp"
+#include "report/result_json.hpp"
+#include "report/timeline_digest.hpp"
+
+namespace moesim::report {
+namespace {
+
+using Json = nlohmann::json;
+
+// The page's skeleton: sections in reading order, each with the chart containers report.js fills.
+// Containers are static (not created by the script) so the page's structure is visible in the file
+// itself; report.js replaces a container with a note when the document has no data for it.
+struct Section {
+  const char* id;
+  const char* title;
+  std::vector<const char*> charts;
+};
+
+const std::vector<Section>& result_sections() {
+  static const std::vector<Section> s{
+      {"summary", "Summary", {}},
+      {"breakdown", "Where the step goes", {"breakdown-chart", "ranks-chart"}},
+      {"memory", "Peak memory per pipeline stage", {"memory-chart"}},
+      {"timeline", "Timeline of one step (critical ranks)", {"timeline-chart"}},
+      {"expert-load", "Expert load per EP rank", {"expert-chart"}},
+      {"topology", "Topology", {"links-chart"}},
+      {"assumptions", "Assumptions and warnings", {}},
+      {"inputs", "Inputs", {}}};
+  return s;
+}
+
+const std::vector<Section>& plan_sections() {
+  static const std::vector<Section> s{
+      {"summary", "Recommendation", {}},
+      {"ranked", "Ranked layouts", {}},
+      {"breakdown", "Where the step goes, per layout (critical rank)", {"breakdown-chart"}},
+      {"memory", "Winner's peak memory per pipeline stage", {"memory-chart"}},
+      {"timeline", "Timeline of one step", {}},
+      {"rejected", "Rejected candidates", {}},
+      {"precision", "Precision advice", {}},
+      {"skew", "Routing-skew sensitivity", {"skew-chart"}},
+      {"pareto", "Pareto front", {"pareto-chart"}},
+      {"expert-load", "Expert load per EP rank (winner)", {"expert-chart"}},
+      {"topology", "Topology", {"links-chart"}},
+      {"assumptions", "Assumptions and warnings", {}},
+      {"inputs", "Inputs", {}}};
+  return s;
+}
+
+std::string str_at(const Json& j, const Json::json_pointer& p) {
+  return j.contains(p) && j.at(p).is_string() ? j.at(p).get<std::string>() : std::string("?");
+}
+
+std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+// Inline <script> blocks: data first (report.js reads them), then ECharts, then the renderer.
+std::string data_script(const char* id, const Json& j) {
+  return fmt::format("<script type=\"application/json\" id=\"{}\">{}</script>\n", id, script_safe(dump(j)));
+}
+
+}  // namespace
+
+std::string json_document_to_html(const Json& doc, const HtmlExtras& extras) {
+  const std::string schema = doc.is_object() && doc.contains("schema") && doc["schema"].is_string() ? doc["schema"].get<std::string>() : "";
+  const bool plan = schema == "moesim.plan/1";
+  if (!plan && schema != "moesim.result/1") {
+    throw InputError("/schema", schema.empty() ? "(missing)" : schema, "a report renders a result or a plan",
+                     "moesim.result/1, moesim.plan/1");
+  }
+  // Fetch the assets first so a build without ECharts fails before anything is written.
+  const std::string_view echarts = report_asset("echarts/dist/echarts.min.js");
+  const std::string_view style = report_asset("reports/assets/report.css");
+
+  const std::string scenario = plan ? str_at(doc, Json::json_pointer("/request/scenario/name")) : str_at(doc, Json::json_pointer("/scenario/name"));
+  const Json::json_pointer sp = Json::json_pointer(plan ? "/request/scenario" : "/scenario");
+  const std::string model = str_at(doc, sp / "model" / "name"), system = str_at(doc, sp / "system" / "preset");
+  const std::string title = fmt::format("moesim {} · {} on {}", plan ? "plan" : "result", model, system);
+
+  std::string h;
+  h.reserve(echarts.size() + 256 * 1024);
+  h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  h += "<title>" + html_escape(title) + "</title>\n";
+  // Records script errors into the DOM before anything else runs: the headless-browser test reads
+  // data-js-errors from the dumped DOM (tests/report_html/).
+  h += "<script>window.__moesimErrors=[];function __moesimError(m){window.__moesimErrors.push(String(m));"
+       "document.documentElement.setAttribute('data-js-errors',window.__moesimErrors.join(' | '));}"
+       "window.addEventListener('error',function(e){__moesimError(e.message||e);});"
+       "(function(){var ce=console.error;console.error=function(){__moesimError(Array.prototype.join.call(arguments,' '));"
+       "ce.apply(console,arguments);};})();</script>\n";
+  h += "<style>\n" + std::string(style) + "</style>\n</head>\n";
+  h += fmt::format("<body class=\"{}\">\n<header><h1>{}</h1><p class=\"sub\" id=\"subtitle\">{}</p></header>\n",
+                   plan ? "plan" : "result", html_escape(title), html_escape(scenario));
+  h += "<noscript><p class=\"warn\">This report draws its tables and charts with JavaScript (inline, nothing is "
+       "fetched); the data is embedded below as JSON.</p></noscript>\n<nav id=\"toc\"></nav>\n";
+  for (const auto& s : plan ? plan_sections() : result_sections()) {
+    h += fmt::format("<section id=\"{}\"><h2>{}</h2><div class=\"body\"></div>", s.id, s.title);
+    for (const char* c : s.charts) h += fmt::format("<div class=\"chart\" id=\"{}\"></div>", c);
+    h += "</section>\n";
+  }
+  h += fmt::format("<footer>moesim {} · charts: Apache ECharts {} (Apache-2.0), inlined · schema {}</footer>\n",
+                   html_escape(std::string(kVersion)), html_escape(std::string(echarts_version())), html_escape(schema));
+  h += data_script(plan ? "plan-data" : "result-data", doc);
+  Json meta{{"trace_href", extras.trace_href}, {"moesim_version", std::string(kVersion)}};
+  h += data_script("report-meta", meta);
+  if (extras.timeline && !extras.timeline->events.empty()) h += data_script("timeline-data", timeline_digest(*extras.timeline));
+  h += "<script>\n" + script_safe(echarts) + "\n</script>\n";
+  // The renderer: reports/assets/*.js in name order (the embedded files are sorted by path).
+  for (const auto& f : report_assets()) {
+    if (f.path.ends_with(".js")) h += "<script>\n" + script_safe(f.content) + "\n</script>\n";
+  }
+  h += "</body></html>\n";
+  return h;
+}
+
+void require_html_support() { (void)report_asset("echarts/dist/echarts.min.js"); }
+
+std::string result_to_html(const Result& r, const HtmlExtras& extras) { return json_document_to_html(result_to_json(r), extras); }
+
+std::string json_text_to_html(std::string_view text, const std::string& path) {
+  Json doc = Json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded()) throw InputError("", path, "not valid JSON", "a file written by moesim --json").in_file(path);
+  try {
+    return json_document_to_html(doc);
+  } catch (InputError& e) {
+    throw e.in_file(path);
+  }
+}
+
+}  // namespace moesim::report

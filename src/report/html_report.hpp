@@ -1,0 +1,34 @@
+#pragma once
+// The self-contained HTML report of a result (moesim.result/1) or a plan (moesim.plan/1): one file
+// with inline CSS, the pinned Apache ECharts inlined, the document's JSON embedded and rendered by
+// reports/assets/report.js — no network fetch, readable when printed (docs/reports.md). The page is
+// drawn from the JSON the writers produce, so `moesim report IN.json` and `--html` give the same page.
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "scenario/result.hpp"
+#include "scenario/timeline.hpp"
+
+namespace moesim::report {
+
+struct HtmlExtras {
+  const Timeline* timeline = nullptr;  ///< a simulated step's timeline (simulate --html): the timeline chart
+  std::string trace_href;              ///< relative link to the Perfetto trace written beside the page, if any
+};
+
+/// Throws the InputError of a build without ECharts (report_assets.hpp): call it before long work
+/// whose only output would be the page.
+void require_html_support();
+
+/// Page of a result (`moesim simulate --html`).
+[[nodiscard]] std::string result_to_html(const Result& r, const HtmlExtras& extras = {});
+
+/// Page of a moesim.result/1 or moesim.plan/1 document. Throws InputError for another schema.
+[[nodiscard]] std::string json_document_to_html(const nlohmann::json& doc, const HtmlExtras& extras = {});
+
+/// `moesim report IN.json`: parses `text` (read from `path`, named in errors) and renders it.
+[[nodiscard]] std::string json_text_to_html(std::string_view text, const std::string& path);
+
+}  // namespace moesim::report

@@ -1,0 +1,10 @@
+#include "report/plan_html.hpp"
+
+#include "report/html_report.hpp"
+#include "report/plan_json.hpp"
+
+namespace moesim::report {
+
+std::string plan_to_html(const Plan& plan) { return json_document_to_html(plan_to_json(plan)); }
+
+}  // namespace moesim::report

@@ -1,0 +1,191 @@
+#include "report/plan_json.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "report/result_json.hpp"
+
+namespace moesim::report {
+namespace {
+
+using Json = nlohmann::json;
+
+double finite(double v, const char* field) {
+  if (!std::isfinite(v)) throw InternalError(std::string("plan field ") + field + " is not finite");
+  return v;
+}
+
+Json space_to_json(const SearchSpace& s) {
+  Json recompute = Json::array();
+  for (const auto& r : s.recompute) recompute.push_back(recompute_to_json(r));
+  Json precision = Json::array();
+  for (auto p : s.precision) precision.push_back(std::string(to_string(p)));
+  Json dispatcher = Json::array();
+  for (auto d : s.dispatcher) dispatcher.push_back(std::string(to_string(d)));
+  return Json{{"gpus", s.gpus}, {"tp", s.tp}, {"cp", s.cp}, {"pp", s.pp}, {"vpp", s.vpp}, {"ep", s.ep}, {"etp", s.etp},
+              {"micro_batch", s.micro_batch}, {"recompute", recompute}, {"precision", precision},
+              {"dispatcher", dispatcher}};
+}
+
+Json estimate_to_json(const CandidateEstimate& e) {
+  return Json{{"candidate", candidate_to_json(e.candidate)},
+              {"step_time_s", finite(e.step_time_s, "step_time_s")},
+              {"peak_bytes", finite(e.peak_bytes, "peak_bytes")},
+              {"peak_stage", e.peak_stage}};
+}
+
+Json rejection_to_json(const Rejection& r) {
+  return Json{{"reason", r.reason}, {"count", r.count}, {"example", candidate_to_json(r.example)},
+              {"detail", r.example_detail}};
+}
+
+Json smallest_to_json(const SmallestFootprint& f) {
+  if (!f.present) return Json();
+  return Json{{"candidate", candidate_to_json(f.candidate)}, {"peak_bytes", finite(f.peak_bytes, "smallest.peak_bytes")},
+              {"peak_stage", f.peak_stage}, {"capacity_bytes", finite(f.capacity_bytes, "smallest.capacity_bytes")}};
+}
+
+Json layout_of(const PlanRequest& req, const Candidate& c) {
+  const std::int64_t mp = c.tp * c.cp * c.pp;
+  return Json{{"gpus", c.gpus},
+              {"tp", c.tp},
+              {"cp", c.cp},
+              {"pp", c.pp},
+              {"vpp", c.vpp},
+              {"ep", c.ep},
+              {"etp", c.etp},
+              {"dp", c.gpus / mp},
+              {"edp", c.gpus / (c.etp * c.ep * c.pp)},
+              {"micro_batch_size", c.micro_batch},
+              {"recompute", recompute_to_json(req.space.recompute.at(static_cast<std::size_t>(c.recompute)))},
+              {"precision", std::string(to_string(c.precision))},
+              {"dispatcher", std::string(to_string(c.dispatcher))}};
+}
+
+Json row_to_json(const PlanRequest& req, const PlanRow& row) {
+  const Result& r = row.result;
+  const double capacity = r.memory.capacity_bytes;
+  Json j{{"rank", row.rank},
+         {"candidate_index", row.estimate.candidate.index},
+         {"layout", layout_of(req, row.estimate.candidate)},
+         {"fidelity", row.simulated ? "simulation" : "estimate"},
+         {"step_time_s", finite(r.step_time_s, "step_time_s")},
+         {"estimate_step_time_s", finite(row.estimate.step_time_s, "estimate_step_time_s")},
+         {"tokens_per_s", finite(r.tokens_per_s, "tokens_per_s")},
+         {"tokens_per_s_per_gpu", finite(r.tokens_per_s_per_gpu, "tokens_per_s_per_gpu")},
+         {"tokens_per_gpu_hour", finite(r.tokens_per_s_per_gpu * 3600.0, "tokens_per_gpu_hour")},
+         {"model_tflops_per_gpu", finite(r.model_tflops_per_gpu, "model_tflops_per_gpu")},
+         {"mfu", finite(r.mfu, "mfu")},
+         {"peak_memory_bytes", finite(row.estimate.peak_bytes, "peak_memory_bytes")},
+         {"peak_stage", row.estimate.peak_stage},
+         {"memory_headroom_bytes", finite(capacity - row.estimate.peak_bytes, "memory_headroom_bytes")},
+         {"breakdown", breakdown_to_json(r.breakdown)}};
+  if (req.token_budget > 0) j["time_to_tokens_s"] = finite(req.token_budget / r.tokens_per_s, "time_to_tokens_s");
+  return j;
+}
+
+}  // namespace
+
+Json candidate_to_json(const Candidate& c) {
+  return Json{{"index", c.index}, {"gpus", c.gpus}, {"tp", c.tp},  {"cp", c.cp},   {"pp", c.pp},
+              {"vpp", c.vpp},     {"ep", c.ep},     {"etp", c.etp}, {"micro_batch", c.micro_batch},
+              {"recompute", c.recompute}, {"precision", std::string(to_string(c.precision))},
+              {"dispatcher", std::string(to_string(c.dispatcher))}};
+}
+
+Json plan_request_to_json(const PlanRequest& r) {
+  return Json{{"scenario", scenario_to_json(r.base)},
+              {"space", space_to_json(r.space)},
+              {"objective", std::string(to_string(r.objective))},
+              {"token_budget", finite(r.token_budget, "token_budget")},
+              {"top", r.top},
+              {"finalists", r.finalists},
+              {"skew_sensitivity", r.skew_sensitivity}};
+}
+
+std::string plan_request_to_json_text(const PlanRequest& r) {
+  return plan_request_to_json(r).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Json plan_to_json(const Plan& p) {
+  const PlanRequest& req = p.request;
+  Json rejections = Json::array();
+  std::int64_t rejected = 0;
+  for (const auto& r : p.rejections) {
+    rejections.push_back(rejection_to_json(r));
+    rejected += r.count;
+  }
+  Json ranked = Json::array();
+  for (const auto& row : p.rows) ranked.push_back(row_to_json(req, row));
+  Json deltas = Json::array();
+  for (const auto& d : p.vs_runner_up) {
+    deltas.push_back(Json{{"category", d.category}, {"winner_s", finite(d.winner_s, "winner_s")},
+                          {"runner_up_s", finite(d.runner_up_s, "runner_up_s")}});
+  }
+  Json precision = Json::array();
+  for (const auto& a : p.precision) {
+    precision.push_back(Json{{"precision", std::string(to_string(a.precision))},
+                             {"searched", a.searched},
+                             {"fits", a.fits},
+                             {"estimate_step_time_s", finite(a.step_time_s, "precision.step_time_s")},
+                             {"speedup", finite(a.speedup, "precision.speedup")},
+                             {"best", a.best_present ? Json{{"layout", layout_of(req, a.best)},
+                                                            {"estimate_step_time_s", finite(a.best_step_time_s, "precision.best_step_time_s")},
+                                                            {"speedup", finite(a.best_speedup, "precision.best_speedup")}}
+                                                     : Json()},
+                             {"risk", a.risk}});
+  }
+  Json skew = Json::array();
+  for (const auto& s : p.skew) {
+    skew.push_back(Json{{"rank", s.rank},
+                        {"lognormal_sigma", finite(s.sigma, "skew.sigma")},
+                        {"step_time_s", finite(s.step_time_s, "skew.step_time_s")},
+                        {"slowdown", finite(s.slowdown, "skew.slowdown")},
+                        {"max_imbalance", finite(s.max_imbalance, "skew.max_imbalance")}});
+  }
+  Json pareto = Json::array();
+  for (const auto& pt : p.pareto) {
+    pareto.push_back(Json{{"candidate_index", pt.candidate.index},
+                          {"layout", layout_of(req, pt.candidate)},
+                          {"tokens_per_s", finite(pt.tokens_per_s, "pareto.tokens_per_s")},
+                          {"memory_headroom_bytes", finite(pt.headroom_bytes, "pareto.memory_headroom_bytes")}});
+  }
+  return Json{{"schema", kPlanSchema},
+              {"moesim_version", std::string(kVersion)},
+              {"request", plan_request_to_json(req)},
+              {"search", Json{{"considered", p.considered}, {"feasible", p.feasible}, {"rejected", rejected},
+                              {"rejections", rejections}}},
+              {"ranked", ranked},
+              {"winner", result_to_json(p.rows.front().result)},
+              {"explanation", p.explanation},
+              {"vs_runner_up", deltas},
+              {"precision_advice", precision},
+              {"skew_sensitivity", skew},
+              {"pareto", pareto},
+              {"not_searched", p.not_searched}};
+}
+
+std::string plan_to_json_text(const Plan& p) {
+  return plan_to_json(p).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string search_shard_to_json_text(const PlanRequest& r, const SearchEvaluation& e) {
+  Json feasible = Json::array();
+  for (const auto& f : e.feasible) feasible.push_back(estimate_to_json(f));
+  Json rejections = Json::array();
+  for (const auto& rj : e.rejections) rejections.push_back(rejection_to_json(rj));
+  const Json j{{"schema", kPlanShardSchema},
+               {"moesim_version", std::string(kVersion)},
+               {"request", plan_request_to_json(r)},
+               {"search", Json{{"shard", e.shard},
+                               {"shards", e.shards},
+                               {"considered", e.considered},
+                               {"feasible", feasible},
+                               {"rejections", rejections},
+                               {"smallest", smallest_to_json(e.smallest)}}}};
+  // Compact: a shard can hold tens of thousands of candidates and is read by programs, not people.
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace moesim::report

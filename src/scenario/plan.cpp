@@ -1,0 +1,23 @@
+#include "scenario/plan.hpp"
+
+namespace moesim {
+
+std::string_view to_string(PlanObjective o) {
+  switch (o) {
+    case PlanObjective::kThroughput: return "throughput";
+    case PlanObjective::kTokensPerGpuHour: return "tokens-per-gpu-hour";
+    case PlanObjective::kTimeToTokens: return "time-to-tokens";
+  }
+  return "?";
+}
+
+std::string recompute_label(const RecomputeSpec& r) {
+  if (r.granularity != RecomputeGranularity::kSelective) return std::string(to_string(r.granularity));
+  // Megatron's default module list reads as plain "selective".
+  if (r.modules.empty() || (r.modules.size() == 1 && r.modules[0] == "core_attn")) return "selective";
+  std::string out = "selective(";
+  for (std::size_t i = 0; i < r.modules.size(); ++i) out += (i ? "," : "") + r.modules[i];
+  return out + ")";
+}
+
+}  // namespace moesim
