@@ -38,12 +38,41 @@
       })));
   };
   // Per-EP-rank load: each simulated EP rank's compute time (its experts' tokens) against the mean.
+  // Layers × experts: tokens per expert over the balanced share, from the result's routing.layers.
+  M.expertHeatmap = function (r) {
+    var layers = r.routing && r.routing.layers ? r.routing.layers : [];
+    if (!layers.length) {
+      return M.noChart('expert-heatmap', r.fidelity === 'simulation'
+        ? 'Balanced routing: every expert gets its balanced share (no loads were drawn).'
+        : 'Expert loads are drawn by the event simulation; this result is at fidelity ' + r.fidelity + '.');
+    }
+    var data = [], hottest = 1;
+    layers.forEach(function (l, row) {
+      l.expert_load.forEach(function (v, e) { data.push([e, row, v]); hottest = Math.max(hottest, v); });
+    });
+    M.p('expert-load', 'Tokens per expert and MoE layer over the balanced share (1 = balanced), averaged over the micro-batches ' +
+        'the simulation drew; hottest expert ' + M.num(hottest, 2) + '×.');
+    M.sizeFor('expert-heatmap', layers.length, 12, 240);
+    M.chart('expert-heatmap', {
+      tooltip: {formatter: function (p) {
+        return 'layer ' + layers[p.value[1]].layer + ', expert ' + p.value[0] + ': ' + M.num(p.value[2], 3) + '× balanced';
+      }},
+      grid: {left: 10, right: 90, top: 20, bottom: 40, containLabel: true},
+      xAxis: {type: 'category', name: 'expert', data: layers[0].expert_load.map(function (v, e) { return String(e); })},
+      yAxis: {type: 'category', name: 'layer', data: layers.map(function (l) { return String(l.layer); }), inverse: true},
+      visualMap: {min: 0, max: Math.max(2, hottest), calculable: true, orient: 'vertical', right: 0, top: 'middle',
+                  inRange: {color: ['#f7fbff', '#6baed6', '#08306b']}},
+      series: [{type: 'heatmap', data: data, progressive: 0}]
+    });
+  };
   M.expertSection = function (r) {
     var s = r.scenario;
     if (!s.model.num_moe_experts) {
       M.p('expert-load', 'Dense model: no experts.');
+      M.noChart('expert-heatmap', 'No expert load to draw.');
       return M.noChart('expert-chart', 'No expert load to draw.');
     }
+    M.expertHeatmap(r);
     if (r.routing) {
       M.kpis('expert-load', [['routing', s.moe.routing.distribution], ['draws', r.routing.draws],
         ['mean max/mean tokens', M.num(r.routing.mean_imbalance, 2)], ['worst max/mean tokens', M.num(r.routing.max_imbalance, 2)],

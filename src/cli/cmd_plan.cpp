@@ -17,6 +17,7 @@
 #include "planner/planner.hpp"
 #include "planner/search.hpp"
 #include "planner/search_space.hpp"
+#include "report/html_report.hpp"
 #include "report/plan_html.hpp"
 #include "report/plan_json.hpp"
 
@@ -147,6 +148,8 @@ void register_plan(CLI::App& app, Commands& commands) {
   sub->add_flag("-q,--quiet", o->quiet, "print nothing but errors");
   sub->callback([o, &commands] {
     commands.set([o] {
+      // A build without ECharts cannot write the report: say so before a long search, not after.
+      if (!o->html_out.empty()) report::require_html_support();
       const PlanRequest req = build_request(*o);
       planner::SearchOptions so;
       so.threads = o->threads;
@@ -182,6 +185,7 @@ void register_plan(CLI::App& app, Commands& commands) {
   merge->add_flag("-q,--quiet", m->quiet, "print nothing but errors");
   merge->callback([m, shards, &commands] {
     commands.set([m, shards] {
+      if (!m->html_out.empty()) report::require_html_support();
       std::vector<SearchEvaluation> parts;
       PlanRequest req;
       std::string first_request_text;

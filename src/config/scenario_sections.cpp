@@ -223,10 +223,12 @@ void load_routing_histogram_of(RoutingSpec& routing, const model::ModelSpec& mod
 OptimizerSpec read_optimizer(const Json* value) {
   OptimizerSpec out;
   if (!value) return out;
-  const ObjectReader r(*value, "/optimizer", {"distributed", "overlap_grad_reduce", "overlap_param_gather"});
+  const ObjectReader r(*value, "/optimizer",
+                       {"distributed", "overlap_grad_reduce", "overlap_param_gather", "fp8_param_gather"});
   out.distributed = r.get_bool("distributed", true);
   out.overlap_grad_reduce = r.get_bool("overlap_grad_reduce", true);
   out.overlap_param_gather = r.get_bool("overlap_param_gather", true);
+  out.fp8_param_gather = r.get_bool("fp8_param_gather", false);
   return out;
 }
 

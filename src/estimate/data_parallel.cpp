@@ -14,6 +14,11 @@ double ddp_bucket_params(double dp_ranks) { return std::max(40e6, 1e6 * dp_ranks
 
 double grad_reduce_bytes_per_param(const Scenario& s) { return s.precision == Precision::kFp16 ? 2.0 : 4.0; }
 
+double param_gather_bytes_per_param(const Scenario& s) {
+  const bool fp8_weights = s.precision == Precision::kFp8 || s.precision == Precision::kFp8Blockwise;
+  return s.optimizer.fp8_param_gather && fp8_weights ? 1.0 : kParamGatherBytesPerParam;
+}
+
 double optimizer_step_seconds(const Scenario& s, const compute::KernelCostModel& kernels,
                               const schedule::RankParams& params) {
   const double dp = static_cast<double>(s.parallel.dp);

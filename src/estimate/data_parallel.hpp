@@ -17,6 +17,10 @@ namespace moesim::estimate {
 
 /// Bytes per parameter of the distributed optimizer's parameter all-gather (16-bit weights).
 inline constexpr double kParamGatherBytesPerParam = 2.0;
+/// Bytes per parameter of the distributed optimizer's parameter all-gather: 16-bit, or 1 byte with
+/// --fp8-param-gather in per-tensor or blockwise FP8 (MXFP8 gathers 16-bit weights; Megatron MoE
+/// README). The 16-bit embedding and norms are counted at 1 byte too: a small share of any layer.
+[[nodiscard]] double param_gather_bytes_per_param(const Scenario& s);
 
 /// The Adam step over the parameters this rank owns (all of them, or its DP shard with the
 /// distributed optimizer): a memory-bound pass.

@@ -22,7 +22,8 @@ Result start_result(const Scenario& s, std::string_view fidelity) {
   return r;
 }
 
-void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, double expert_load_factor) {
+void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, double expert_load_factor,
+                   double redundant_experts_per_rank) {
   const Scenario& s = r.scenario;
   const auto& p = s.parallel;
   const double tokens = static_cast<double>(s.training.global_batch_size * s.training.seq_length);
@@ -66,7 +67,7 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, 
                          "' is not read yet: kernel and collective times come from datasheet figures (roofline)");
   }
   r.warnings.push_back("kernel times from datasheet roofline with shape-dependent GEMM efficiency (no calibration profile)");
-  r.memory = memory::memory_result(s, stages, expert_load_factor, r.warnings);
+  r.memory = memory::memory_result(s, stages, expert_load_factor, r.warnings, redundant_experts_per_rank);
 }
 
 }  // namespace moesim::estimate

@@ -15,6 +15,7 @@ namespace moesim::estimate {
 /// Fills throughput, MFU, layout, warnings and memory (memory/memory_result.hpp) from
 /// `r.step_time_s` (which must be > 0). `expert_load_factor`: routed copies on the most loaded EP
 /// rank over the balanced share, for its activations (1 = balanced).
-void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, double expert_load_factor = 1.0);
+void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, double expert_load_factor = 1.0,
+                   double redundant_experts_per_rank = 0);
 
 }  // namespace moesim::estimate

@@ -39,7 +39,7 @@ DpCost dp_and_optimizer(const Scenario& s, const GroupLayout& g, const compute::
   const double dp = static_cast<double>(p.dp);
   const double edp = static_cast<double>(p.edp(s.system.gpus));
   const double grad_bytes = grad_reduce_bytes_per_param(s);
-  const double param_bytes = kParamGatherBytesPerParam;
+  const double param_bytes = param_gather_bytes_per_param(s);
   double grad_sync = 0, param_gather = 0, buckets = 1;
   auto add = [&](double params, const collective::GroupPlacement& group, double ranks) {
     if (ranks <= 1 || params <= 0) return;

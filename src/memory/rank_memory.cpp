@@ -316,6 +316,7 @@ double interleaved_peak_bytes(std::int64_t rank, std::int64_t pp, std::int64_t v
 struct StageParams {
   schedule::RankParams params;
   double gemm_weights = 0;
+  double params_per_expert_slot = 0;  ///< one routed expert of every MoE layer of the stage, on this rank
 };
 
 double layer_gemm_weights(const Scenario& s, const model::LayerParams& lp) {
@@ -344,6 +345,9 @@ StageParams stage_params(const Scenario& s, const schedule::StageLayers& stage) 
     out.params.dense += count * rp.dense;
     out.params.expert += count * rp.expert;
     out.gemm_weights += count * layer_gemm_weights(s, lp);
+    if (s.model.num_moe_experts > 0) {
+      out.params_per_expert_slot += count * lp.routed_experts / as_d(s.model.num_moe_experts) / as_d(s.parallel.etp);
+    }
   };
   add_kind(dense_layer, n_dense);
   add_kind(moe_layer, n_moe);
@@ -363,7 +367,7 @@ StageParams stage_params(const Scenario& s, const schedule::StageLayers& stage) 
   return out;
 }
 
-void fill_model_state(const Scenario& s, const StageParams& sp, RankMemory& r) {
+void fill_model_state(const Scenario& s, const StageParams& sp, const MemoryOptions& opt, RankMemory& r) {
   const auto& p = s.parallel;
   r.dense_params = sp.params.dense;
   r.expert_params = sp.params.expert;
@@ -371,11 +375,15 @@ void fill_model_state(const Scenario& s, const StageParams& sp, RankMemory& r) {
   // DATA_PARALLEL_GROUP_WITH_CP) and expert state over expert-DP.
   const BytesPerParam dense = bytes_per_param(s.precision, s.optimizer.distributed, as_d(p.dp * p.cp));
   const BytesPerParam expert = bytes_per_param(s.precision, s.optimizer.distributed, as_d(p.edp(s.system.gpus)));
-  r.weights_bytes = dense.weight * r.dense_params + expert.weight * r.expert_params;
-  r.gradients_bytes = dense.grad * r.dense_params + expert.grad * r.expert_params;
+  const double replicas = opt.redundant_experts_per_rank * sp.params_per_expert_slot;
+  r.weights_bytes = dense.weight * r.dense_params + expert.weight * (r.expert_params + replicas);
+  r.gradients_bytes = dense.grad * r.dense_params + expert.grad * (r.expert_params + replicas);
   r.optimizer_bytes = dense.optimizer * r.dense_params + expert.optimizer * r.expert_params;
-  r.low_precision_weight_bytes =
-      sp.gemm_weights * low_precision_copy_bytes_per_param(s.precision, s.system.gpu.architecture);
+  const double gemm_weights = sp.gemm_weights + replicas;
+  r.low_precision_weight_bytes = gemm_weights * low_precision_copy_bytes_per_param(s.precision, s.system.gpu.architecture);
+  // --fp8-param-gather: the GEMM weights live only in their FP8 form (the copies above).
+  if (s.optimizer.fp8_param_gather) r.weights_bytes -= dense.weight * gemm_weights;
+  r.expert_params += replicas;
 }
 
 /// Chunk buffers live on the stack up to this many virtual chunks (more spill to the heap).
@@ -463,7 +471,7 @@ RankMemory rank_memory(const Scenario& s, std::int64_t pipeline_stage, const sch
     throw InternalError("rank_memory: pipeline_stage must lie in [0, pp)");
   }
   RankMemory r;
-  fill_model_state(s, stage_params(s, stage), r);
+  fill_model_state(s, stage_params(s, stage), opt, r);
   fill_activations(s, pipeline_stage, stage, opt, r);
   fill_runtime(s, opt, r);
   return r;

@@ -124,6 +124,10 @@ std::vector<std::string> unsearched_knobs(const PlanRequest& request) {
                             b.optimizer.distributed ? "on" : "off", b.optimizer.overlap_grad_reduce ? "on" : "off",
                             b.optimizer.overlap_param_gather ? "on" : "off"));
   out.push_back(fmt::format("tp_comm_overlap: held at {}", b.parallel.tp_comm_overlap ? "on (where tp > 1)" : "off"));
+  out.push_back(fmt::format("fp8_param_gather: held at {} (on, in FP8 and MXFP8 candidates it drops the 16-bit weight "
+                            "copy, and in FP8 halves the parameter all-gather; set it in the scenario's optimizer "
+                            "section)",
+                            b.optimizer.fp8_param_gather ? "on" : "off"));
   return out;
 }
 

@@ -32,7 +32,7 @@ const std::vector<Section>& result_sections() {
       {"breakdown", "Where the step goes", {"breakdown-chart", "ranks-chart"}},
       {"memory", "Peak memory per pipeline stage", {"memory-chart"}},
       {"timeline", "Timeline of one step (critical ranks)", {"timeline-chart"}},
-      {"expert-load", "Expert load per EP rank", {"expert-chart"}},
+      {"expert-load", "Expert load: layers × experts, and per EP rank", {"expert-heatmap", "expert-chart"}},
       {"topology", "Topology", {"links-chart"}},
       {"assumptions", "Assumptions and warnings", {}},
       {"inputs", "Inputs", {}}};
@@ -50,7 +50,7 @@ const std::vector<Section>& plan_sections() {
       {"precision", "Precision advice", {}},
       {"skew", "Routing-skew sensitivity", {"skew-chart"}},
       {"pareto", "Pareto front", {"pareto-chart"}},
-      {"expert-load", "Expert load per EP rank (winner)", {"expert-chart"}},
+      {"expert-load", "Expert load of the winner: layers × experts, and per EP rank", {"expert-heatmap", "expert-chart"}},
       {"topology", "Topology", {"links-chart"}},
       {"assumptions", "Assumptions and warnings", {}},
       {"inputs", "Inputs", {}}};

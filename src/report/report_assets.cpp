@@ -14,8 +14,8 @@ std::string_view report_asset(std::string_view suffix) {
   }
   if (suffix.find("echarts") != std::string_view::npos) {
     throw InputError("--html", std::string(suffix),
-                     "HTML reports inline Apache ECharts, which this build of moesim does not contain: npm was not found "
-                     "when cmake configured the build",
+                     "HTML reports inline Apache ECharts, which this build of moesim does not contain (cmake found neither "
+                     "node_modules/echarts nor npm)",
                      "install npm (Debian package `npm`, or `bash .ci/setup`) and re-run cmake, or pass "
                      "-DMOESIM_ECHARTS_JS=/path/to/echarts.min.js");
   }

@@ -207,7 +207,8 @@ nlohmann::json scenario_to_json(const Scenario& s) {
               {"optimizer",
                {{"distributed", s.optimizer.distributed},
                 {"overlap_grad_reduce", s.optimizer.overlap_grad_reduce},
-                {"overlap_param_gather", s.optimizer.overlap_param_gather}}},
+                {"overlap_param_gather", s.optimizer.overlap_param_gather},
+                {"fp8_param_gather", s.optimizer.fp8_param_gather}}},
               {"seed", s.seed},
               {"flops_convention", std::string(model::to_string(s.flops_convention))}};
 }

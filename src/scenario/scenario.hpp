@@ -78,6 +78,10 @@ struct OptimizerSpec {
   bool distributed = true;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
+  /// Megatron --fp8-param-gather: the model keeps its GEMM weights only in FP8 (no 16-bit copy) and
+  /// the distributed optimizer all-gathers them in FP8. Per-tensor and blockwise FP8 (MXFP8 keeps
+  /// gathering 16-bit weights: Megatron MoE README "50 % parameter all-gather (except MXFP8)").
+  bool fp8_param_gather = false;
 };
 
 /// How the attention core runs. "flash" (fused FlashAttention / cuDNN kernel, the default today) or

@@ -207,6 +207,16 @@ void check_batch(const Scenario& s) {
   }
 }
 
+void check_fp8_param_gather(const Scenario& s) {
+  if (!s.optimizer.fp8_param_gather) return;
+  const Precision p = s.precision;
+  if (p == Precision::kFp8 || p == Precision::kFp8Blockwise || p == Precision::kMxfp8) return;
+  throw InputError("/optimizer/fp8_param_gather", "true",
+                   "fp8_param_gather keeps the weights in FP8 and needs precision fp8, fp8-blockwise or mxfp8 (precision is " +
+                       std::string(to_string(p)) + ")",
+                   "false, or precision fp8, fp8-blockwise, mxfp8");
+}
+
 void check_precision(const Scenario& s) {
   if (s.system.gpu.supports(s.precision)) return;
   std::vector<std::string> ok;
@@ -222,6 +232,7 @@ void check_precision(const Scenario& s) {
 void validate_layout(const Scenario& s) {
   check_positive_sizes(s);
   check_precision(s);
+  check_fp8_param_gather(s);
   check_tensor_parallel(s);
   check_sequence_parallel(s);
   check_pipeline(s);

@@ -56,7 +56,7 @@ void StepSimulation::start_next_dp(std::int64_t st) {
   r.dp_busy = true;
   const collective::GroupPlacement& g = job.expert ? costs_.groups().edp : costs_.groups().dp;
   const double per_param =
-      job.op == Op::kAllGather ? estimate::kParamGatherBytesPerParam : estimate::grad_reduce_bytes_per_param(s_);
+      job.op == Op::kAllGather ? estimate::param_gather_bytes_per_param(s_) : estimate::grad_reduce_bytes_per_param(s_);
   const double bytes = job.params * per_param;
   const double t = collective::collective_time(s_.system, job.op, Bytes(bytes), g).value();
   const double latency = collective::collective_time(s_.system, job.op, Bytes(1), g).value();

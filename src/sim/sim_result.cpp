@@ -35,11 +35,13 @@ SimOutput StepSimulation::finish() {
   b.critical_stage = c.stage;
   b.moe_imbalance = imbalance_draws_ > 0 ? imbalance_sum_ / static_cast<double>(imbalance_draws_) : 1.0;
   // The most loaded EP rank's routed copies set its activations (balanced: 1).
-  estimate::finish_result(r, stages_, ep_sim_ > 1 ? imbalance_max_ : 1.0);
+  const bool replaced = options_.redundant_experts_per_rank >= 0 && ep_sim_ > 1;
+  estimate::finish_result(r, stages_, ep_sim_ > 1 ? imbalance_max_ : 1.0,
+                          replaced ? static_cast<double>(options_.redundant_experts_per_rank) : 0.0);
   if (options_.redundant_experts_per_rank >= 0 && ep_sim_ > 1) {
     r.warnings.push_back(fmt::format(
-        "experts re-placed EPLB-style with {} redundant slot(s) per EP rank from each layer's expected loads; "
-        "the replicas' weights are not yet counted in memory",
+        "experts re-placed EPLB-style with {} redundant slot(s) per EP rank from each layer's expected loads "
+        "(the replicas' weights, low-precision copies and gradients are in memory)",
         options_.redundant_experts_per_rank));
   }
   if (s_.model.is_moe() && s_.parallel.ep > 1 && imbalance_draws_ > 0) {

@@ -358,3 +358,31 @@ TEST_CASE("low-precision training saves quantized GEMM inputs: fc1 and fc2 input
   const auto mx = memory::layer_activation(s, false);
   CHECK(bf16.mlp_bytes - mx.mlp_bytes == Approx(tokens * 5.0 * h * (2.0 - (1.0 + 1.0 / 32.0))).epsilon(1e-12).scale(0));
 }
+
+TEST_CASE("fp8_param_gather drops the 16-bit copy of every GEMM weight; redundant expert slots add weights") {
+  const model::ModelSpec mixtral = config::load_model_preset("mixtral-8x7b");
+  Scenario s = make_scenario(mixtral, Grid{64, 1, 4, 1, 8, 1}, 4096, 1, 256);
+  s.precision = Precision::kFp8;
+  const auto stages = schedule::plan_stages(s);
+  const auto base = memory::rank_memory(s, 1, stages[1]);
+  Scenario g = s;
+  g.optimizer.fp8_param_gather = true;
+  const auto gathered = memory::rank_memory(g, 1, stages[1]);
+  // Stage 1 holds 8 Mixtral layers: everything but the norms and routers is a GEMM weight.
+  const double gemm = base.low_precision_weight_bytes / memory::low_precision_copy_bytes_per_param(Precision::kFp8, "hopper");
+  CHECK(base.weights_bytes - gathered.weights_bytes == Approx(2.0 * gemm).epsilon(1e-12).scale(0));
+  CHECK(gathered.weights_bytes > 0);  // norms and routers stay 16-bit
+  CHECK(gathered.low_precision_weight_bytes == base.low_precision_weight_bytes);
+  CHECK(gathered.optimizer_bytes == base.optimizer_bytes);
+
+  // One redundant slot per EP rank: one more expert of each of the stage's 8 MoE layers.
+  memory::MemoryOptions one;
+  one.redundant_experts_per_rank = 1;
+  const auto replicated = memory::rank_memory(s, 1, stages[1], one);
+  const double per_expert = 3.0 * 4096.0 * 14336.0;  // SwiGLU: gate, up, down
+  const double slot = 8.0 * per_expert;
+  CHECK(replicated.weights_bytes - base.weights_bytes == Approx(2.0 * slot).epsilon(1e-12).scale(0));
+  CHECK(replicated.gradients_bytes - base.gradients_bytes == Approx(4.0 * slot).epsilon(1e-12).scale(0));
+  CHECK(replicated.low_precision_weight_bytes - base.low_precision_weight_bytes == Approx(2.0 * slot).epsilon(1e-12).scale(0));
+  CHECK(replicated.optimizer_bytes == base.optimizer_bytes);  // Adam state stays with the owner
+}
