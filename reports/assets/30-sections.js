@@ -99,11 +99,47 @@
                 markLine: {symbol: 'none', data: [{yAxis: mean, name: 'mean'}], label: {formatter: 'mean'}, lineStyle: {color: '#555'}}}]
     });
   };
+  // The cluster as the flow simulation routes on it: NVLink domains (GPUs, NVSwitches and NICs
+  // folded into one node), leaf and spine switches, and the cables between them.
+  M.topologyGraph = function () {
+    var t = M.data('topology-data');
+    if (!t || !t.nodes.length) return M.noChart('topology-graph', 'No topology in this document.');
+    var colors = {nvlink_domain: '#4e79a7', leaf: '#f28e2b', spine: '#e15759'};
+    var names = {nvlink_domain: 'NVLink domain', leaf: 'leaf switch', spine: 'spine switch'};
+    var kinds = ['nvlink_domain', 'leaf', 'spine'];
+    var maxCables = 1;
+    t.edges.forEach(function (e) { maxCables = Math.max(maxCables, e.cables); });
+    M.p('topology', t.description + ' Each NVLink domain is drawn as one node (its GPUs, NVSwitches and NICs); ' +
+        'edges are the network cables between domains and switches, wider for more cables.');
+    M.sizeFor('topology-graph', 1, 1, Math.min(700, 320 + 2 * t.nodes.length));
+    M.chart('topology-graph', {
+      tooltip: {formatter: function (p) {
+        if (p.dataType === 'edge') return p.data.cables + ' cable(s), ' + M.num(p.data.bw / 1e9, 0) + ' GB/s each way';
+        return p.data.name + (p.data.gpus ? ': ' + p.data.gpus + ' GPUs' : '');
+      }},
+      legend: {top: 0, data: kinds.map(function (k) { return names[k]; })},
+      series: [{
+        type: 'graph', layout: 'force', roam: true, draggable: true, top: 40,
+        force: {repulsion: t.nodes.length > 60 ? 60 : 160, edgeLength: [30, 120], gravity: 0.15},
+        categories: kinds.map(function (k) { return {name: names[k], itemStyle: {color: colors[k]}}; }),
+        data: t.nodes.map(function (n) {
+          return {name: n.name, gpus: n.gpus, category: kinds.indexOf(n.kind),
+                  symbolSize: n.kind === 'nvlink_domain' ? 10 + Math.sqrt(n.gpus) * 3 : (n.kind === 'spine' ? 16 : 12)};
+        }),
+        links: t.edges.map(function (e) {
+          return {source: e.a, target: e.b, cables: e.cables, bw: e.bandwidth_bytes_per_s,
+                  lineStyle: {width: 0.5 + 3 * e.cables / maxCables, opacity: 0.5}};
+        }),
+        label: {show: t.nodes.length <= 40, fontSize: 9}
+      }]
+    });
+  };
   M.topologySection = function (r) {
     var s = r.scenario, l = r.layout;
     M.kpis('topology', [['system', s.system.preset], ['GPU', s.system.gpu], ['GPUs', s.system.gpus], ['nodes', l.num_nodes],
                         ['DP × EDP', l.dp + ' × ' + l.edp]]);
     if (s.system.topology) M.p('topology', 'Topology file: ' + s.system.topology);
+    M.topologyGraph();
     var links = r.simulation ? (r.simulation.links || []) : [];
     if (!links.length) return M.noChart('links-chart', 'No link activity in this document (fidelity ' + r.fidelity + ').');
     links = links.slice(0, 16);

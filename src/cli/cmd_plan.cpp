@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/plan_args.hpp"
 #include "cli/plan_print.hpp"
+#include "cli/report_topology.hpp"
 #include "config/plan_loader.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
@@ -101,7 +102,15 @@ PlanRequest build_request(const PlanCliOptions& o) {
 
 void write_outputs(const Plan& plan, const PlanCliOptions& o) {
   if (!o.json_out.empty()) write_file_atomically(o.json_out, report::plan_to_json_text(plan));
-  if (!o.html_out.empty()) write_file_atomically(o.html_out, report::plan_to_html(plan));
+  if (!o.html_out.empty()) {
+    // The winner's cluster (its GPU count when the plan spans several).
+    Scenario cluster = plan.request.base;
+    cluster.system.gpus = plan.rows.front().estimate.candidate.gpus;
+    const auto topology = report_topology(cluster);
+    report::HtmlExtras extras;
+    extras.topology = topology ? &*topology : nullptr;
+    write_file_atomically(o.html_out, report::plan_to_html(plan, extras));
+  }
   if (!o.quiet) std::fputs(format_plan(plan).c_str(), stdout);
 }
 

@@ -7,6 +7,8 @@
 
 #include "cli/commands.hpp"
 #include "core/file_io.hpp"
+#include "cli/report_topology.hpp"
+#include "config/report_inputs.hpp"
 #include "report/html_report.hpp"
 
 namespace moesim::cli {
@@ -22,7 +24,11 @@ void register_report(CLI::App& app, Commands& commands) {
   sub->callback([opt, &commands] {
     commands.set([opt] {
       const std::string text = read_text_file(opt->in);
-      write_file_atomically(opt->out, report::json_text_to_html(text, opt->in));
+      const auto scenario = config::scenario_of_document(text, opt->in);
+      const auto topology = scenario ? report_topology(*scenario) : std::nullopt;
+      report::HtmlExtras extras;
+      extras.topology = topology ? &*topology : nullptr;
+      write_file_atomically(opt->out, report::json_text_to_html(text, opt->in, extras));
       std::fputs(fmt::format("wrote {}\n", opt->out).c_str(), stdout);
       return 0;
     });

@@ -10,6 +10,7 @@
 #include "core/file_io.hpp"
 #include "estimate/step_estimator.hpp"
 #include "sim/step_simulator.hpp"
+#include "cli/report_topology.hpp"
 #include "report/html_report.hpp"
 #include "report/result_json.hpp"
 #include "report/trace_json.hpp"
@@ -64,8 +65,10 @@ void register_simulate(CLI::App& app, Commands& commands) {
           report::write_chrome_trace(out.timeline, opt->trace_out, to);
         }
         if (!opt->html_out.empty()) {
+          const auto topology = report_topology(s);
           report::HtmlExtras extras;
           extras.timeline = &out.timeline;
+          extras.topology = topology ? &*topology : nullptr;
           if (!opt->trace_out.empty()) extras.trace_href = trace_link(opt->html_out, opt->trace_out);
           write_file_atomically(opt->html_out, report::result_to_html(r, extras));
         }
@@ -74,7 +77,12 @@ void register_simulate(CLI::App& app, Commands& commands) {
           throw InputError("--trace", opt->trace_out, "a trace needs the event simulation", "--fidelity simulation");
         }
         r = estimate::estimate_step(s);
-        if (!opt->html_out.empty()) write_file_atomically(opt->html_out, report::result_to_html(r));
+        if (!opt->html_out.empty()) {
+          const auto topology = report_topology(s);
+          report::HtmlExtras extras;
+          extras.topology = topology ? &*topology : nullptr;
+          write_file_atomically(opt->html_out, report::result_to_html(r, extras));
+        }
       }
       if (!opt->json_out.empty()) write_file_atomically(opt->json_out, report::result_to_json_text(r));
       if (!opt->quiet) std::fputs(format_result_summary(r).c_str(), stdout);

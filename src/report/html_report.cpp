@@ -33,7 +33,7 @@ const std::vector<Section>& result_sections() {
       {"memory", "Peak memory per pipeline stage", {"memory-chart"}},
       {"timeline", "Timeline of one step (critical ranks)", {"timeline-chart"}},
       {"expert-load", "Expert load: layers × experts, and per EP rank", {"expert-heatmap", "expert-chart"}},
-      {"topology", "Topology", {"links-chart"}},
+      {"topology", "Topology", {"topology-graph", "links-chart"}},
       {"assumptions", "Assumptions and warnings", {}},
       {"inputs", "Inputs", {}}};
   return s;
@@ -51,10 +51,19 @@ const std::vector<Section>& plan_sections() {
       {"skew", "Routing-skew sensitivity", {"skew-chart"}},
       {"pareto", "Pareto front", {"pareto-chart"}},
       {"expert-load", "Expert load of the winner: layers × experts, and per EP rank", {"expert-heatmap", "expert-chart"}},
-      {"topology", "Topology", {"links-chart"}},
+      {"topology", "Topology", {"topology-graph", "links-chart"}},
       {"assumptions", "Assumptions and warnings", {}},
       {"inputs", "Inputs", {}}};
   return s;
+}
+
+Json tier_graph_to_json(const hw::TierGraph& g) {
+  Json nodes = Json::array(), edges = Json::array();
+  for (const auto& n : g.nodes) nodes.push_back(Json{{"name", n.name}, {"kind", n.kind}, {"gpus", n.gpus}});
+  for (const auto& e : g.edges) {
+    edges.push_back(Json{{"a", e.a}, {"b", e.b}, {"cables", e.cables}, {"bandwidth_bytes_per_s", e.bandwidth_bytes_per_s}});
+  }
+  return Json{{"name", g.name}, {"description", g.description}, {"nodes", nodes}, {"edges", edges}};
 }
 
 std::string str_at(const Json& j, const Json::json_pointer& p) {
@@ -114,6 +123,7 @@ std::string json_document_to_html(const Json& doc, const HtmlExtras& extras) {
   Json meta{{"trace_href", extras.trace_href}, {"moesim_version", std::string(kVersion)}};
   h += data_script("report-meta", meta);
   if (extras.timeline && !extras.timeline->events.empty()) h += data_script("timeline-data", timeline_digest(*extras.timeline));
+  if (extras.topology) h += data_script("topology-data", tier_graph_to_json(*extras.topology));
   h += "<script>\n" + script_safe(echarts) + "\n</script>\n";
   // The renderer: reports/assets/*.js in name order (the embedded files are sorted by path).
   for (const auto& f : report_assets()) {
@@ -127,11 +137,11 @@ void require_html_support() { (void)report_asset("echarts/dist/echarts.min.js");
 
 std::string result_to_html(const Result& r, const HtmlExtras& extras) { return json_document_to_html(result_to_json(r), extras); }
 
-std::string json_text_to_html(std::string_view text, const std::string& path) {
+std::string json_text_to_html(std::string_view text, const std::string& path, const HtmlExtras& extras) {
   Json doc = Json::parse(text.begin(), text.end(), nullptr, false);
   if (doc.is_discarded()) throw InputError("", path, "not valid JSON", "a file written by moesim --json").in_file(path);
   try {
-    return json_document_to_html(doc);
+    return json_document_to_html(doc, extras);
   } catch (InputError& e) {
     throw e.in_file(path);
   }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hw/tier_graph.hpp"
 #include "scenario/result.hpp"
 #include "scenario/timeline.hpp"
 
@@ -16,6 +17,7 @@ namespace moesim::report {
 struct HtmlExtras {
   const Timeline* timeline = nullptr;  ///< a simulated step's timeline (simulate --html): the timeline chart
   std::string trace_href;              ///< relative link to the Perfetto trace written beside the page, if any
+  const hw::TierGraph* topology = nullptr;  ///< the cluster's domains and switches: the topology graph
 };
 
 /// Throws the InputError of a build without ECharts (report_assets.hpp): call it before long work
@@ -29,6 +31,6 @@ void require_html_support();
 [[nodiscard]] std::string json_document_to_html(const nlohmann::json& doc, const HtmlExtras& extras = {});
 
 /// `moesim report IN.json`: parses `text` (read from `path`, named in errors) and renders it.
-[[nodiscard]] std::string json_text_to_html(std::string_view text, const std::string& path);
+[[nodiscard]] std::string json_text_to_html(std::string_view text, const std::string& path, const HtmlExtras& extras = {});
 
 }  // namespace moesim::report

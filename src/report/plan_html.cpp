@@ -5,6 +5,8 @@
 
 namespace moesim::report {
 
-std::string plan_to_html(const Plan& plan) { return json_document_to_html(plan_to_json(plan)); }
+std::string plan_to_html(const Plan& plan, const HtmlExtras& extras) {
+  return json_document_to_html(plan_to_json(plan), extras);
+}
 
 }  // namespace moesim::report
