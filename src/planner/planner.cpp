@@ -211,6 +211,9 @@ Plan finish_plan(const PlanRequest& request, const std::vector<SearchEvaluation>
     });
   }
   plan.pareto = pareto_front(request, ev.feasible);
+  // Every finalist was simulated and explained; the table shows the rows asked for.
+  const auto shown = static_cast<std::size_t>(std::max<std::int64_t>(request.top, 1));
+  if (plan.rows.size() > shown) plan.rows.resize(shown);
   return plan;
 }
 
