@@ -35,7 +35,10 @@ void StepSimulation::enqueue_gathers(std::int64_t st, std::int32_t chunk) {
     const double size = estimate::ddp_bucket_params(dp_ranks(expert));
     while (left > 0) {
       const double take = std::min(left, size);
-      if (chunk >= 0) ++r.gathers_pending[static_cast<std::size_t>(chunk)];
+      if (chunk >= 0) {
+        ++r.gathers_pending[static_cast<std::size_t>(chunk)];
+        ++r.gathers_total[static_cast<std::size_t>(chunk)];
+      }
       enqueue_dp(st, {Op::kAllGather, expert, take, chunk});
       left -= take;
     }
@@ -77,7 +80,10 @@ void StepSimulation::finish_dp(std::int64_t st, const DpJob& job) {
   if (job.op == Op::kAllGather && job.chunk >= 0) {
     auto& pending = r.gathers_pending[static_cast<std::size_t>(job.chunk)];
     --pending;
-    if (pending == 0 && r.waiting_gather == job.chunk) {
+    const bool resumable = r.waiting_gather == job.chunk && r.pass < r.order.size() &&
+                           !gather_blocked(r, r.order[r.pass], r.pass_started ? r.op : 0,
+                                           ops_of(r, r.order[r.pass]).size());
+    if (resumable) {
       r.waits.dp += seconds_of(queue_.now() - r.wait_since);
       r.waiting_gather = -1;
       start_next_dp(st);

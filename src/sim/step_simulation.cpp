@@ -43,6 +43,7 @@ StepSimulation::StepSimulation(const Scenario& s, const SimOptions& options)
       r.arrival.assign(static_cast<std::size_t>(2 * vpp_ * m_), engine::kNever);
       r.send_start.assign(r.arrival.size(), engine::kNever);
       r.gathers_pending.assign(static_cast<std::size_t>(vpp_), 0);
+      r.gathers_total.assign(static_cast<std::size_t>(vpp_), 0);
     }
   }
   barriers_.resize(static_cast<std::size_t>(p.pp));
@@ -217,6 +218,11 @@ void StepSimulation::advance(std::int64_t st) {
     const std::vector<LayerOp>& ops = ops_of(r, pass);
     while (r.op < ops.size() && ops[r.op].seconds <= 0) on_op_done(st, pass, r.op++);
     if (r.op < ops.size()) {
+      if (gather_blocked(r, pass, r.op, ops.size())) {
+        r.waiting_gather = pass.chunk;
+        r.wait_since = queue_.now();
+        return;
+      }
       if (ops[r.op].kind == OpKind::kCompute) {
         run_kernels(st, pass);
       } else {
@@ -229,9 +235,22 @@ void StepSimulation::advance(std::int64_t st) {
   if (!r.drain_started) begin_drain(st);
 }
 
+bool StepSimulation::gather_blocked(const RankState& r, const PipelinePass& pass, std::size_t op_index,
+                                    std::size_t ops) const {
+  if (pass.backward) return false;
+  const auto c = static_cast<std::size_t>(pass.chunk);
+  const std::int64_t pending = r.gathers_pending[c];
+  if (pending == 0) return false;
+  const std::int64_t total = r.gathers_total[c];
+  const std::int64_t needed =
+      ops == 0 ? total : std::max<std::int64_t>(1, (static_cast<std::int64_t>(op_index + 1) * total + static_cast<std::int64_t>(ops) - 1) /
+                                                     static_cast<std::int64_t>(ops));
+  return total - pending < std::min(needed, total);
+}
+
 bool StepSimulation::ready_to_start(std::int64_t st, const PipelinePass& pass) {
   RankState& r = rank(st);
-  if (!pass.backward && r.gathers_pending[static_cast<std::size_t>(pass.chunk)] > 0) {
+  if (gather_blocked(r, pass, 0, ops_of(r, pass).size())) {
     r.waiting_gather = pass.chunk;
     r.wait_since = queue_.now();
     return false;

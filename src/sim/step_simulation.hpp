@@ -87,6 +87,7 @@ struct RankState {
   bool dp_busy = false;
   double dense_bucket = 0, expert_bucket = 0;
   std::vector<std::int32_t> gathers_pending;  ///< parameter all-gathers outstanding per chunk
+  std::vector<std::int32_t> gathers_total;    ///< parameter all-gathers issued per chunk this step
   std::int32_t waiting_gather = -1;           ///< chunk whose all-gather this rank is blocked on
   bool drain_started = false;
   bool draining = false;                      ///< after the last pass: waiting for the DP stream to empty
@@ -216,6 +217,11 @@ class StepSimulation {
   void issue_parameter_gathers(std::int64_t st);
 
   void enqueue_gathers(std::int64_t st, std::int32_t chunk);
+  /// Whether op `op_index` of a forward pass must still wait for its chunk's parameter buckets:
+  /// Megatron gathers bucket by bucket ahead of the layers that use them, so op i of n needs the
+  /// first ceil((i+1)·buckets/n) buckets (parameters spread over the ops in order).
+  [[nodiscard]] bool gather_blocked(const RankState& r, const PipelinePass& pass, std::size_t op_index,
+                                    std::size_t ops) const;
 
   void enqueue_dp(std::int64_t st, DpJob job);
 
