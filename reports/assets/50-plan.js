@@ -19,7 +19,7 @@
     M.p('summary', 'Model ' + s.model.name + ' on ' + s.system.gpus + ' × ' + s.system.gpu + ' (' + s.system.preset + '), seq ' +
         s.training.seq_length + ', global batch ' + s.training.global_batch_size + ', objective ' + req.objective + ': ' +
         M.num(p.search.considered) + ' candidates searched, ' + M.num(p.search.feasible) + ' fit, ' +
-        p.ranked.filter(function (r) { return r.fidelity === 'simulation'; }).length + ' simulated op by op.');
+        Math.min(req.finalists, p.search.feasible) + ' simulated op by op (every finalist, also those below the rows shown).');
     M.add('summary', M.el('p', {class: 'layout'}, 'Recommended: ' + M.layoutLabel(top.layout)));
     M.resultKpis('summary', w, top.peak_memory_bytes);
     M.verdict('summary', w);

@@ -1,5 +1,7 @@
 #include "cli/plan_print.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "cli/summary.hpp"
@@ -29,8 +31,8 @@ std::string format_plan(const Plan& plan) {
                      to_string(req.objective));
   std::int64_t rejected = 0;
   for (const auto& r : plan.rejections) rejected += r.count;
-  std::int64_t simulated = 0;
-  for (const auto& r : plan.rows) simulated += r.simulated ? 1 : 0;
+  // Every finalist was simulated, also those below the rows shown (--top).
+  const std::int64_t simulated = std::min(std::max<std::int64_t>(req.finalists, 0), plan.feasible);
   out += fmt::format("searched {} candidates: {} fit, {} rejected; the best {} by estimate were simulated op by op "
                      "and re-ranked\n\n",
                      thousands(static_cast<double>(plan.considered)), thousands(static_cast<double>(plan.feasible)),

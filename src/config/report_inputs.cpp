@@ -4,7 +4,6 @@
 
 #include "config/json_reader.hpp"
 #include "config/scenario_loader.hpp"
-#include "config/topology_loader.hpp"
 #include "core/error.hpp"
 
 namespace moesim::config {
@@ -24,13 +23,6 @@ std::optional<Scenario> scenario_of_document(std::string_view text, const std::s
     // (a moved topology file) only costs the page its topology graph.
     return std::nullopt;
   }
-}
-
-hw::Topology topology_of(const Scenario& s) {
-  if (s.topology_file.empty()) return hw::build_topology(s.system);
-  std::filesystem::path file(s.topology_file);
-  if (file.is_relative() && s.file.rfind("builtin:", 0) != 0) file = std::filesystem::path(s.file).parent_path() / file;
-  return load_topology_file(file.lexically_normal().string());
 }
 
 }  // namespace moesim::config

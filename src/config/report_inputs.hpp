@@ -1,11 +1,11 @@
 #pragma once
 // What `moesim report IN.json` needs besides the document itself: the scenario it answers (a result's
-// `scenario`, a plan's `request.scenario`), from which the CLI rebuilds the cluster's topology graph.
+// `scenario`, a plan's `request.scenario`), from which the CLI rebuilds the cluster's topology graph
+// (cli/report_topology).
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include "hw/topology.hpp"
 #include "scenario/scenario.hpp"
 
 namespace moesim::config {
@@ -13,8 +13,5 @@ namespace moesim::config {
 /// The scenario of a moesim.result/1 or moesim.plan/1 document, or nullopt when the document carries
 /// none that loads (the page is drawn without the topology graph then).
 [[nodiscard]] std::optional<Scenario> scenario_of_document(std::string_view text, const std::string& path);
-
-/// The topology the scenario's cluster stands for: its topology file, else the preset's builder.
-[[nodiscard]] hw::Topology topology_of(const Scenario& s);
 
 }  // namespace moesim::config

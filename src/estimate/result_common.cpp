@@ -22,8 +22,7 @@ Result start_result(const Scenario& s, std::string_view fidelity) {
   return r;
 }
 
-void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, double expert_load_factor,
-                   double redundant_experts_per_rank) {
+void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, const MemoryInputs& memory) {
   const Scenario& s = r.scenario;
   const auto& p = s.parallel;
   const double tokens = static_cast<double>(s.training.global_batch_size * s.training.seq_length);
@@ -67,7 +66,9 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, 
                          "' is not read yet: kernel and collective times come from datasheet figures (roofline)");
   }
   r.warnings.push_back("kernel times from datasheet roofline with shape-dependent GEMM efficiency (no calibration profile)");
-  r.memory = memory::memory_result(s, stages, expert_load_factor, r.warnings, redundant_experts_per_rank);
+  if (memory.compute) {
+    r.memory = memory::memory_result(s, stages, memory.expert_load_factor, r.warnings, memory.redundant_experts_per_rank);
+  }
 }
 
 }  // namespace moesim::estimate

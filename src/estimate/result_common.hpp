@@ -15,7 +15,15 @@ namespace moesim::estimate {
 /// Fills throughput, MFU, layout, warnings and memory (memory/memory_result.hpp) from
 /// `r.step_time_s` (which must be > 0). `expert_load_factor`: routed copies on the most loaded EP
 /// rank over the balanced share, for its activations (1 = balanced).
-void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, double expert_load_factor = 1.0,
-                   double redundant_experts_per_rank = 0);
+/// What the result's memory section is computed from.
+struct MemoryInputs {
+  double expert_load_factor = 1.0;        ///< routed copies on the most loaded EP rank over the balanced share
+  double redundant_experts_per_rank = 0;  ///< EPLB replica slots
+  /// false leaves `memory` empty: the planner has already run the memory model for its verdict and
+  /// needs only the time from the estimate (docs/planner.md).
+  bool compute = true;
+};
+
+void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, const MemoryInputs& memory = {});
 
 }  // namespace moesim::estimate

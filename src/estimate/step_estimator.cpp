@@ -67,7 +67,7 @@ DpCost dp_and_optimizer(const Scenario& s, const GroupLayout& g, const compute::
 
 }  // namespace
 
-Result estimate_step(const Scenario& s) {
+Result estimate_step(const Scenario& s, const EstimateOptions& options) {
   Result r = start_result(s, "estimate");
 
   const auto& p = s.parallel;
@@ -154,7 +154,9 @@ Result estimate_step(const Scenario& s) {
   b.bubble = std::max(0.0, r.step_time_s - b.compute - b.exposed_comm - b.optimizer);
   b.moe_imbalance = 1.0;
 
-  finish_result(r, stages);
+  MemoryInputs memory;
+  memory.compute = options.memory;
+  finish_result(r, stages, memory);
   return r;
 }
 

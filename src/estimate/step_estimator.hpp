@@ -6,7 +6,13 @@
 
 namespace moesim::estimate {
 
+struct EstimateOptions {
+  /// false skips the result's memory section (left empty): for callers that ran the memory model
+  /// themselves, such as the planner's search, which calls this tens of thousands of times.
+  bool memory = true;
+};
+
 /// Answers the scenario at fidelity "estimate". The scenario must have passed validate_layout.
-[[nodiscard]] Result estimate_step(const Scenario& scenario);
+[[nodiscard]] Result estimate_step(const Scenario& scenario, const EstimateOptions& options = {});
 
 }  // namespace moesim::estimate

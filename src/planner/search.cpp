@@ -52,7 +52,8 @@ CandidateOutcome evaluate_candidate(const PlanRequest& request, const Candidate&
     out.memory_only = true;
     return out;
   }
-  const Result r = estimate::estimate_step(s);
+  // The memory verdict above is the memory model already; the estimate only adds the time.
+  const Result r = estimate::estimate_step(s, {.memory = false});
   out.feasible = true;
   out.estimate.candidate = c;
   out.estimate.step_time_s = r.step_time_s;

@@ -36,8 +36,10 @@ SimOutput StepSimulation::finish() {
   b.moe_imbalance = imbalance_draws_ > 0 ? imbalance_sum_ / static_cast<double>(imbalance_draws_) : 1.0;
   // The most loaded EP rank's routed copies set its activations (balanced: 1).
   const bool replaced = options_.redundant_experts_per_rank >= 0 && ep_sim_ > 1;
-  estimate::finish_result(r, stages_, ep_sim_ > 1 ? imbalance_max_ : 1.0,
-                          replaced ? static_cast<double>(options_.redundant_experts_per_rank) : 0.0);
+  estimate::MemoryInputs memory;
+  memory.expert_load_factor = ep_sim_ > 1 ? imbalance_max_ : 1.0;
+  memory.redundant_experts_per_rank = replaced ? static_cast<double>(options_.redundant_experts_per_rank) : 0.0;
+  estimate::finish_result(r, stages_, memory);
   if (options_.redundant_experts_per_rank >= 0 && ep_sim_ > 1) {
     r.warnings.push_back(fmt::format(
         "experts re-placed EPLB-style with {} redundant slot(s) per EP rank from each layer's expected loads "
