@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -160,4 +161,28 @@ TEST_CASE("the Slurm and MPI example scripts shard a plan that moesim merge join
   fs::remove_all(dir);
   fs::remove(one);
   fs::remove(merged);
+}
+
+TEST_CASE("merge refuses a file that is not a plan shard, with the exact message and exit 2") {
+  struct Case {
+    std::string name, text, message;
+  };
+  const Case cases[] = {
+      {"bad-shard.json", R"({"schema":"moesim.plan-shard/1","search":{},"bogus":1})",
+       "bad-shard.json: at /bogus: unknown key 'bogus'; allowed: moesim_version, request, schema, search"},
+      {"not-shard.json", R"({"schema":"moesim.result/1"})",
+       "not-shard.json: at /schema: value \"moesim.result/1\": not a plan shard (written by moesim plan --shard i/N "
+       "--json FILE); allowed: moesim.plan-shard/1"},
+  };
+  const fs::path dir = scratch("bad-shards");
+  fs::create_directories(dir);
+  for (const auto& c : cases) {
+    {
+      std::ofstream(dir / c.name) << c.text;
+    }
+    const auto r = test::run_command(test::moesim_binary() + " merge " + c.name, dir.string());
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "moesim: error: " + c.message + "\n");
+  }
+  fs::remove_all(dir);
 }
