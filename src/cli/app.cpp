@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/version.hpp"
 
 namespace moesim::cli {
@@ -16,7 +17,7 @@ namespace moesim::cli {
 int run(int argc, char** argv) {
   CLI::App app{
       "moesim: cluster simulator and performance planner for Mixture-of-Experts training on NVIDIA GPU clusters.\n"
-      "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 no feasible answer.",
+      "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 no feasible answer, 130 stopped by Ctrl-C (143 by SIGTERM).",
       "moesim"};
   app.set_version_flag("--version", std::string("moesim ") + std::string(kVersion));
   app.require_subcommand(1);
@@ -33,6 +34,7 @@ int run(int argc, char** argv) {
   register_plan(app, commands);
   register_report(app, commands);
   register_regress(app, commands);
+  register_calibrate(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -50,6 +52,9 @@ int run(int argc, char** argv) {
   } catch (const InputError& e) {
     std::fprintf(stderr, "moesim: error: %s\n", e.what());
     return static_cast<int>(ExitCode::kBadInput);
+  } catch (const StoppedError& e) {
+    std::fprintf(stderr, "moesim: stopped: %s\n", e.what());
+    return stop_signal() != 0 ? stop_exit_code() : 130;
   } catch (const InfeasibleError& e) {
     std::fprintf(stderr, "moesim: no feasible answer: %s\n", e.what());
     return static_cast<int>(ExitCode::kInfeasible);

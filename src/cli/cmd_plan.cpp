@@ -1,7 +1,9 @@
 // `moesim plan` (search layouts and precisions, recommend, explain) and `moesim merge` (join the
 // shards of a plan run as separate processes). docs/planner.md.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <unistd.h>
@@ -15,6 +17,8 @@
 #include "config/plan_loader.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "core/interrupt.hpp"
+#include "core/version.hpp"
 #include "planner/planner.hpp"
 #include "planner/search.hpp"
 #include "planner/search_space.hpp"
@@ -31,7 +35,8 @@ struct PlanCliOptions {
   std::int64_t seq = 0, global_batch = 0, top = 10, finalists = 8;
   double token_budget = 0;
   int threads = 0;
-  bool no_skew = false, quiet = false;
+  double checkpoint_every_s = 30;
+  bool no_skew = false, quiet = false, resume = false;
 };
 
 // A bar on stderr when it is a terminal; nothing in logs and pipes.
@@ -114,6 +119,71 @@ void write_outputs(const Plan& plan, const PlanCliOptions& o) {
   if (!o.quiet) std::fputs(format_plan(plan).c_str(), stdout);
 }
 
+// A stopped plan (SIGINT, SIGTERM): what it found, on stdout, and the conventional exit status.
+int report_stop(const PlanRequest& req, const SearchEvaluation& so_far, std::int64_t total, const PlanCliOptions& o,
+                const std::string& saved) {
+  std::fprintf(stderr, "\nmoesim plan: stopped by signal %d after %lld of %lld candidates; %s\n", stop_signal(),
+               static_cast<long long>(so_far.considered), static_cast<long long>(total), saved.c_str());
+  std::fputs(format_partial_search(req, so_far, total, o.top).c_str(), stdout);
+  std::fflush(stdout);
+  return stop_exit_code();
+}
+
+// The checkpoint a --resume continues from, checked to belong to this very command.
+config::PlanCheckpoint load_checkpoint_for(const std::string& path, const PlanRequest& req) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw InputError("--resume", path, "no checkpoint to resume from (a sweep that finished removes it)",
+                     "the same command without --resume");
+  }
+  config::PlanCheckpoint cp = config::load_plan_checkpoint(path);
+  if (cp.moesim_version != kVersion) {
+    throw InputError("/moesim_version", cp.moesim_version,
+                     "the checkpoint was written by another moesim version, whose estimates may differ", std::string(kVersion))
+        .in_file(path);
+  }
+  if (report::plan_request_to_json_text(cp.request) != report::plan_request_to_json_text(req)) {
+    throw InputError("/request", "", "the checkpoint answers a different plan request than this command",
+                     "the same moesim plan command as the stopped run")
+        .in_file(path);
+  }
+  return cp;
+}
+
+// `plan --shard i/N --json FILE`: the partial search, checkpointed to FILE.checkpoint as it goes so
+// that a killed sweep resumes (--resume) where it stopped; the checkpoint goes once FILE is written.
+int run_shard(const PlanRequest& req, planner::SearchOptions so, const PlanCliOptions& o) {
+  const std::string checkpoint = o.json_out + ".checkpoint";
+  std::optional<config::PlanCheckpoint> resumed;
+  if (o.resume) {
+    resumed = load_checkpoint_for(checkpoint, req);
+    so.resume = &resumed->evaluation;
+    if (!o.quiet) {
+      std::fprintf(stderr, "resuming %s: %lld of %lld candidates already searched\n", checkpoint.c_str(),
+                   static_cast<long long>(resumed->done), static_cast<long long>(resumed->total));
+    }
+  }
+  so.checkpoint = [&](const SearchEvaluation& so_far, std::int64_t total) {
+    write_file_atomically(checkpoint, report::search_checkpoint_to_json_text(req, so_far, so_far.considered, total));
+  };
+  so.checkpoint_every_s = o.checkpoint_every_s;
+  const planner::SearchRun run = planner::run_search(req, so);
+  if (!run.complete()) {
+    return report_stop(req, run.evaluation, run.total, o,
+                       "progress saved in " + checkpoint + " (add --resume to the same command to continue)");
+  }
+  const SearchEvaluation& ev = run.evaluation;
+  write_file_atomically(o.json_out, report::search_shard_to_json_text(req, ev));
+  std::error_code ec;
+  std::filesystem::remove(checkpoint, ec);
+  if (!o.quiet) {
+    std::printf("shard %lld/%lld: %lld candidates, %zu fit; wrote %s (join the shards with moesim merge)\n",
+                static_cast<long long>(ev.shard), static_cast<long long>(ev.shards), static_cast<long long>(ev.considered),
+                ev.feasible.size(), o.json_out.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 void register_plan(CLI::App& app, Commands& commands) {
@@ -151,7 +221,13 @@ void register_plan(CLI::App& app, Commands& commands) {
       ->check(CLI::Range(0, 1000));
   sub->add_flag("--no-skew", o->no_skew, "skip the routing-skew sensitivity of the top 3");
   sub->add_option("--threads", o->threads, "worker threads (default: every core)")->check(CLI::Range(0, 1024));
-  sub->add_option("--shard", o->shard, "evaluate only shard i of N (i/N) and write the partial search to --json");
+  sub->add_option("--shard", o->shard,
+                  "evaluate only shard i of N (i/N) and write the partial search to --json, checkpointing progress "
+                  "to JSON.checkpoint");
+  sub->add_flag("--resume", o->resume, "continue a stopped --shard sweep from its JSON.checkpoint");
+  sub->add_option("--checkpoint-every", o->checkpoint_every_s, "seconds between a --shard sweep's checkpoints")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
   sub->add_option("--json", o->json_out, "write the plan (moesim.plan/1), or with --shard the partial search");
   sub->add_option("--html", o->html_out, "write a self-contained HTML report of the plan");
   sub->add_flag("-q,--quiet", o->quiet, "print nothing but errors");
@@ -160,26 +236,32 @@ void register_plan(CLI::App& app, Commands& commands) {
       // A build without ECharts cannot write the report: say so before a long search, not after.
       if (!o->html_out.empty()) report::require_html_support();
       const PlanRequest req = build_request(*o);
+      // Ctrl-C or SIGTERM: stop between blocks of candidates, save, show the best so far, exit 128+signal.
+      const StopOnSignal stop_on_signal;
       planner::SearchOptions so;
       so.threads = o->threads;
       so.progress = progress_bar(o->quiet);
+      so.stop_requested = [] { return stop_requested(); };
       if (!o->shard.empty()) {
         parse_shard(o->shard, so.shard, so.shards);
         if (o->json_out.empty()) throw InputError("--json", "", "--shard writes a partial search and needs --json FILE", "--json FILE");
         if (!o->html_out.empty()) throw InputError("--html", o->html_out, "a shard has no report; merge the shards first", "moesim merge");
-        const SearchEvaluation ev = planner::search(req, so);
-        write_file_atomically(o->json_out, report::search_shard_to_json_text(req, ev));
-        if (!o->quiet) {
-          std::printf("shard %lld/%lld: %lld candidates, %zu fit; wrote %s (join the shards with moesim merge)\n",
-                      static_cast<long long>(ev.shard), static_cast<long long>(ev.shards),
-                      static_cast<long long>(ev.considered), ev.feasible.size(), o->json_out.c_str());
-        }
-        return 0;
+        return run_shard(req, so, *o);
       }
-      const SearchEvaluation ev = planner::search(req, so);
+      if (o->resume) {
+        throw InputError("--resume", "", "only a --shard sweep keeps checkpoints to resume from",
+                         "moesim plan ... --shard i/N --json FILE --resume");
+      }
+      const planner::SearchRun run = planner::run_search(req, so);
+      if (!run.complete()) return report_stop(req, run.evaluation, run.total, *o, "nothing was written");
       planner::PlanOptions po;
       po.threads = o->threads;
-      write_outputs(planner::finish_plan(req, {ev}, po), *o);
+      po.stop_requested = so.stop_requested;
+      try {
+        write_outputs(planner::finish_plan(req, {run.evaluation}, po), *o);
+      } catch (const StoppedError&) {
+        return report_stop(req, run.evaluation, run.total, *o, "stopped while simulating the finalists; nothing was written");
+      }
       return 0;
     });
   });

@@ -57,7 +57,13 @@ void register_simulate(CLI::App& app, Commands& commands) {
         sim::SimOptions so;
         // The HTML report draws the critical ranks' timeline, so it needs one as much as the trace does.
         so.record_timeline = !opt->trace_out.empty() || !opt->html_out.empty();
-        sim::SimOutput out = sim::simulate_step(s, so);
+        sim::SimOutput out = [&] {
+          try {
+            return sim::simulate_step(s, so);
+          } catch (InputError& e) {
+            throw e.in_file(opt->scenario);  // the scenario is too large to simulate: name it
+          }
+        }();
         r = std::move(out.result);
         if (!opt->trace_out.empty()) {
           report::TraceOptions to;

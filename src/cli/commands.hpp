@@ -32,5 +32,7 @@ void register_plan(CLI::App& app, Commands& commands);
 void register_report(CLI::App& app, Commands& commands);
 /// `regress --baselines DIR [--update] [--tolerance 2%]`.
 void register_regress(CLI::App& app, Commands& commands);
+/// `calibrate [--scenario S | --model M] [--quick] --out PROFILE.json` (docs/profile.md).
+void register_calibrate(CLI::App& app, Commands& commands);
 
 }  // namespace moesim::cli

@@ -88,4 +88,20 @@ std::string format_plan(const Plan& plan) {
   return out;
 }
 
+std::string format_partial_search(const PlanRequest& request, const SearchEvaluation& search, std::int64_t total,
+                                  std::int64_t top) {
+  std::string out = fmt::format("best layouts of the {} of {} candidates searched ({} fit), by closed-form estimate:\n",
+                                thousands(static_cast<double>(search.considered)), thousands(static_cast<double>(total)),
+                                thousands(static_cast<double>(search.feasible.size())));
+  if (search.feasible.empty()) return out + "  none fits so far\n";
+  out += fmt::format("{:>4}  {:<72} {:>9} {:>9}\n", "rank", "layout", "step s", "peak GiB");
+  const auto shown = std::min<std::size_t>(search.feasible.size(), static_cast<std::size_t>(std::max<std::int64_t>(top, 1)));
+  for (std::size_t i = 0; i < shown; ++i) {
+    const CandidateEstimate& e = search.feasible[i];
+    out += fmt::format("{:>4}  {:<72} {:>9.3f} {:>9.1f}\n", i + 1, planner::describe(request, e.candidate), e.step_time_s,
+                       e.peak_bytes / kGiB);
+  }
+  return out;
+}
+
 }  // namespace moesim::cli

@@ -76,13 +76,35 @@ Accumulation accumulation_of(GemmPart part) {
   return part == GemmPart::kForward ? Accumulation::kFast : Accumulation::kSplit;
 }
 
-Seconds grouped_gemm(const KernelCostModel& kernels, const GroupedGemmShape& shape, Precision precision) {
+Seconds grouped_gemm_roofline(const KernelCostModel& kernels, const GroupedGemmShape& shape, Precision precision) {
   if (shape.n <= 0 || shape.k <= 0) return Seconds(0);
   const double compute = compute_seconds(kernels, shape, precision);
   const double bytes = traffic_bytes(shape, precision);
-  // memory_bound() adds the launch gap; a group with no tokens at all still launches once.
-  const Seconds memory = bytes > 0 ? kernels.memory_bound(Bytes(bytes)) : kernels.launch_gap();
-  return Seconds(std::max(compute + kernels.launch_gap().value(), memory.value()));
+  // The operand traffic at the datasheet's achievable HBM bandwidth plus one launch gap (as
+  // memory_bound() without a profile); a group with no tokens at all still launches once.
+  const double memory = bytes > 0 ? bytes / (kernels.gpu().hbm_bandwidth.value() * kernels.gpu().hbm_efficiency) +
+                                        kernels.launch_gap().value()
+                                  : kernels.launch_gap().value();
+  return Seconds(std::max(compute + kernels.launch_gap().value(), memory));
+}
+
+Seconds grouped_gemm(const KernelCostModel& kernels, const GroupedGemmShape& shape, Precision precision) {
+  if (KernelQueryLog* log = kernels.query_log(); log && shape.n > 0 && shape.k > 0 && shape.part != GemmPart::kWgrad) {
+    const bool dgrad = shape.part == GemmPart::kDgrad;
+    log->grouped.insert({precision, dgrad ? shape.k : shape.n, dgrad ? shape.n : shape.k,
+                         std::vector<std::int64_t>(shape.tokens.begin(), shape.tokens.end())});
+  }
+  const Seconds roofline = grouped_gemm_roofline(kernels, shape, precision);
+  if (!kernels.profile_tables() || roofline.value() <= 0) return roofline;
+  double total = 0;
+  for (const std::int64_t t : shape.tokens) total += static_cast<double>(std::max<std::int64_t>(t, 0));
+  // The profile's rows are forward problems (tokens × k)·(k × n). The data gradient is one with n and
+  // k swapped; the weight gradient (inner dimension: the tokens) takes its forward problem's ratio.
+  const bool dgrad = shape.part == GemmPart::kDgrad;
+  const auto ratio = kernels.grouped_ratio(total, dgrad ? shape.k : shape.n, dgrad ? shape.n : shape.k,
+                                           static_cast<std::int64_t>(shape.tokens.size()), precision,
+                                           shape.part == GemmPart::kWgrad);
+  return ratio ? roofline * *ratio : roofline;
 }
 
 }  // namespace moesim::compute

@@ -31,7 +31,14 @@ struct GroupedGemmShape {
 /// single GEMM. Traffic: each expert with tokens reads its whole weight (or writes its whole weight
 /// gradient) however few tokens it has. Experts with no tokens cost nothing but the launch is still
 /// paid once. With equal tokens this is exactly KernelCostModel::gemm of the batched shape.
+/// With a calibration profile: that time × the measured / roofline ratio of the profile's grouped
+/// GEMMs of the cost model's implementation, interpolated at (total tokens, n, k, experts)
+/// (compute/profile_tables.hpp); the data gradient is looked up as the forward problem with n and k
+/// swapped, the weight gradient takes its forward problem's ratio.
 [[nodiscard]] Seconds grouped_gemm(const KernelCostModel& kernels, const GroupedGemmShape& shape, Precision precision);
+/// The roofline alone, whatever the cost model's profile.
+[[nodiscard]] Seconds grouped_gemm_roofline(const KernelCostModel& kernels, const GroupedGemmShape& shape,
+                                            Precision precision);
 
 /// The accumulator TE's FP8 recipes use for this part (see compute::Accumulation).
 [[nodiscard]] Accumulation accumulation_of(GemmPart part);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -49,14 +50,18 @@ std::span<const KernelCostModel::TileOption> KernelCostModel::tile_options() { r
 
 double KernelCostModel::tile_k_overhead() { return kTileKOverhead; }
 
-KernelCostModel::KernelCostModel(const hw::GpuSpec& gpu)
+KernelCostModel::KernelCostModel(const hw::GpuSpec& gpu, std::shared_ptr<const hw::Profile> profile,
+                                 hw::GroupedImplementation grouped)
     : gpu_(gpu),
       bf16_peak_(gpu.peak(Precision::kBf16).value_or(FlopsPerSecond(0))),
       achievable_hbm_(gpu.hbm_bandwidth * gpu.hbm_efficiency),
-      launch_gap_(kLaunchGapSeconds) {
+      launch_gap_(kLaunchGapSeconds),
+      profile_(std::move(profile)),
+      grouped_(grouped) {
   if (bf16_peak_.value() <= 0 || achievable_hbm_.value() <= 0 || gpu.sm_count <= 0 || gpu.gemm_peak_efficiency <= 0) {
     throw InternalError("GPU spec '" + gpu.name + "' lacks bf16 peak, HBM bandwidth, SM count or GEMM efficiency");
   }
+  if (profile_) tables_ = kernel_tables(*profile_, gpu_);
 }
 
 double KernelCostModel::gemm_efficiency(const GemmShape& s) const {
@@ -86,6 +91,29 @@ double KernelCostModel::accumulation_slowdown(Precision precision, Accumulation 
 }
 
 Seconds KernelCostModel::gemm(const GemmShape& s, Precision precision, Accumulation accumulation) const {
+  if (log_ && s.batch == 1 && s.m > 0 && s.n > 0 && s.k > 0) log_->gemm.insert({precision, s.m, s.n, s.k});
+  const Seconds roofline = roofline_gemm(s, precision, accumulation);
+  if (!tables_ || roofline.value() <= 0) return roofline;
+  const std::size_t p = index_of(precision);
+  if (s.batch > 1) {
+    // Batched GEMMs (the unfused attention's) have no table: the profile's GEMMs are single.
+    ++usage_.batched_gemm[p].fallback;
+    return roofline;
+  }
+  const RatioTable& table = tables_->gemm[p];
+  if (table.empty()) {
+    ++usage_.gemm[p].fallback;
+    return roofline;
+  }
+  bool outside = false;
+  const double ratio = table.ratio({std::log(static_cast<double>(s.m)), std::log(static_cast<double>(s.n)),
+                                    std::log(static_cast<double>(s.k)), 0.0},
+                                   outside);
+  ++(outside ? usage_.gemm[p].outside : usage_.gemm[p].interpolated);
+  return roofline * ratio;
+}
+
+Seconds KernelCostModel::roofline_gemm(const GemmShape& s, Precision precision, Accumulation accumulation) const {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return Seconds(0);
   const FlopsPerSecond peak = gpu_.peak(precision).value_or(bf16_peak_);
   const Flops flops(2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
@@ -101,9 +129,69 @@ Seconds KernelCostModel::gemm(const GemmShape& s, Precision precision, Accumulat
   return std::max(compute_time, memory_time) + launch_gap_;
 }
 
-Seconds KernelCostModel::memory_bound(Bytes bytes) const {
+Seconds KernelCostModel::memory_bound(Bytes bytes, hw::MemoryKernel kind) const {
   if (bytes.value() <= 0) return Seconds(0);
+  if (log_) log_->memory[static_cast<std::size_t>(kind)] = true;
+  if (tables_) {
+    const BandwidthCurve& curve = tables_->memory[static_cast<std::size_t>(kind)];
+    QueryCounts& count = usage_.memory[static_cast<std::size_t>(kind)];
+    if (!curve.empty()) {
+      bool outside = false;
+      const double bandwidth = curve.bandwidth(bytes.value(), outside);
+      ++(outside ? count.outside : count.interpolated);
+      return Seconds(bytes.value() / bandwidth);
+    }
+    ++count.fallback;
+  }
   return bytes / achievable_hbm_ + launch_gap_;
+}
+
+Seconds KernelCostModel::memory_bound_fused(Bytes bytes, hw::MemoryKernel kind) const {
+  if (bytes.value() <= 0) return Seconds(0);
+  const Seconds t = memory_bound(bytes, kind);
+  // The roofline's form subtracts the gap it added (the same arithmetic as before profiles existed);
+  // a measured bandwidth carries no separate gap.
+  if (tables_ && !tables_->memory[static_cast<std::size_t>(kind)].empty()) return t;
+  return t - launch_gap_;
+}
+
+bool KernelCostModel::calibrated_grouped(Precision precision) const {
+  return tables_ && !tables_->grouped[index_of(precision)][static_cast<std::size_t>(grouped_)].empty();
+}
+
+std::optional<double> KernelCostModel::grouped_ratio(double total_tokens, std::int64_t n, std::int64_t k,
+                                                     std::int64_t experts, Precision precision, bool wgrad) const {
+  if (!tables_) return std::nullopt;
+  const std::size_t p = index_of(precision);
+  const RatioTable& table = tables_->grouped[p][static_cast<std::size_t>(grouped_)];
+  if (table.empty() || total_tokens <= 0 || n <= 0 || k <= 0 || experts <= 0) {
+    ++usage_.grouped[p].fallback;
+    return std::nullopt;
+  }
+  bool outside = false;
+  const double ratio = table.ratio({std::log(total_tokens), std::log(static_cast<double>(n)),
+                                    std::log(static_cast<double>(k)), std::log(static_cast<double>(experts))},
+                                   outside);
+  ++(outside ? usage_.grouped[p].outside : usage_.grouped[p].interpolated);
+  if (wgrad) ++usage_.grouped_wgrad;
+  return ratio;
+}
+
+std::optional<double> KernelCostModel::attention_ratio(const AttentionShape& a, hw::AttentionDirection d) const {
+  if (!tables_) return std::nullopt;
+  const auto di = static_cast<std::size_t>(d);
+  const RatioTable& table = tables_->attention[di][a.causal ? 1 : 0];
+  if (table.empty()) {
+    ++usage_.attention[di].fallback;
+    return std::nullopt;
+  }
+  bool outside = false;
+  const double head_dim = 0.5 * static_cast<double>(a.head_dim_qk + a.head_dim_v);
+  const double ratio = table.ratio({std::log(static_cast<double>(a.batch_heads)),
+                                    std::log(static_cast<double>(a.query_len)), std::log(head_dim), 0.0},
+                                   outside);
+  ++(outside ? usage_.attention[di].outside : usage_.attention[di].interpolated);
+  return ratio;
 }
 
 Flops KernelCostModel::attention_forward_flops(const AttentionShape& a) {
@@ -111,12 +199,33 @@ Flops KernelCostModel::attention_forward_flops(const AttentionShape& a) {
   return Flops(2.0 * static_cast<double>(a.batch_heads) * pairs * static_cast<double>(a.head_dim_qk + a.head_dim_v));
 }
 
+namespace {
+void log_attention(KernelQueryLog* log, const AttentionShape& a) {
+  if (!log || a.batch_heads <= 0) return;
+  log->attention.insert({a.batch_heads, a.query_len, (a.head_dim_qk + a.head_dim_v + 1) / 2, a.causal});
+}
+}  // namespace
+
 Seconds KernelCostModel::flash_attention_forward(const AttentionShape& a) const {
+  log_attention(log_, a);
+  const Seconds roofline = roofline_flash_attention_forward(a);
+  if (roofline.value() <= 0) return roofline;
+  return roofline * attention_ratio(a, hw::AttentionDirection::kForward).value_or(1.0);
+}
+
+Seconds KernelCostModel::flash_attention_backward(const AttentionShape& a) const {
+  log_attention(log_, a);
+  const Seconds roofline = roofline_flash_attention_backward(a);
+  if (roofline.value() <= 0) return roofline;
+  return roofline * attention_ratio(a, hw::AttentionDirection::kBackward).value_or(1.0);
+}
+
+Seconds KernelCostModel::roofline_flash_attention_forward(const AttentionShape& a) const {
   if (a.batch_heads <= 0) return Seconds(0);
   return attention_forward_flops(a) / (bf16_peak_ * gpu_.attention_efficiency) + launch_gap_;
 }
 
-Seconds KernelCostModel::flash_attention_backward(const AttentionShape& a) const {
+Seconds KernelCostModel::roofline_flash_attention_backward(const AttentionShape& a) const {
   if (a.batch_heads <= 0) return Seconds(0);
   const Flops flops = attention_forward_flops(a) * kFlashBackwardFlopsRatio;
   return flops / (bf16_peak_ * gpu_.attention_efficiency * kFlashBackwardRelativeRate) + launch_gap_;

@@ -1,13 +1,20 @@
 #pragma once
 // Time of the kernels of a training step on one GPU, from its datasheet and microbenchmark figures:
 // a roofline whose compute ceiling depends on the GEMM's shape (tile and wave quantisation, short-K
-// overhead), not one global efficiency. The calibration issue adds measured tables in front of it.
+// overhead), not one global efficiency. With a calibration profile (docs/profile.md) the roofline is
+// corrected by the measured / roofline ratio interpolated among the profile's rows
+// (compute/profile_tables.hpp), and every query is counted by what answered it.
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 
+#include "compute/profile_tables.hpp"
+#include "compute/query_log.hpp"
 #include "core/precision.hpp"
 #include "core/units.hpp"
 #include "hw/gpu_spec.hpp"
+#include "hw/profile.hpp"
 
 namespace moesim::compute {
 
@@ -35,7 +42,12 @@ struct AttentionShape {
 
 class KernelCostModel {
  public:
-  explicit KernelCostModel(const hw::GpuSpec& gpu);
+  /// `profile`: the calibration profile to interpolate in (nullptr: the roofline alone); it must have
+  /// been made on `gpu` (config/ checks). `grouped`: the grouped-GEMM implementation the framework runs
+  /// (Megatron's moe_grouped_gemm: grouped_batched; without it: a loop of GEMMs), whose profile rows
+  /// price the expert GEMMs.
+  explicit KernelCostModel(const hw::GpuSpec& gpu, std::shared_ptr<const hw::Profile> profile = nullptr,
+                           hw::GroupedImplementation grouped = hw::GroupedImplementation::kGroupedBatched);
 
   /// Time of one GEMM (or a batch of equal GEMMs): max(compute at shape-dependent efficiency,
   /// operand traffic at achievable HBM bandwidth) + launch gap.
@@ -46,8 +58,12 @@ class KernelCostModel {
   [[nodiscard]] double accumulation_slowdown(Precision precision, Accumulation accumulation) const;
   /// Fraction of the precision's dense peak this shape reaches (compute ceiling only).
   [[nodiscard]] double gemm_efficiency(const GemmShape& shape) const;
-  /// A memory-bound kernel (norms, activations, casts, permutes) moving `bytes` through HBM.
-  [[nodiscard]] Seconds memory_bound(Bytes bytes) const;
+  /// A memory-bound kernel (norms, activations, casts, permutes) moving `bytes` through HBM. With a
+  /// profile: bytes / the achieved bandwidth of `kind` interpolated at `bytes` (copy: every streaming
+  /// kernel without a table of its own), no separate launch gap (the measurement includes it).
+  [[nodiscard]] Seconds memory_bound(Bytes bytes, hw::MemoryKernel kind = hw::MemoryKernel::kCopy) const;
+  /// The same traffic fused into a neighbouring kernel: no launch of its own.
+  [[nodiscard]] Seconds memory_bound_fused(Bytes bytes, hw::MemoryKernel kind = hw::MemoryKernel::kCopy) const;
   /// FLOPs of the attention core's forward pass (QKᵀ and PV, causal half skipped).
   [[nodiscard]] static Flops attention_forward_flops(const AttentionShape& shape);
   /// Fused (FlashAttention) forward / backward time; attention runs in BF16 whatever the GEMM precision.
@@ -61,6 +77,30 @@ class KernelCostModel {
   [[nodiscard]] const hw::GpuSpec& gpu() const { return gpu_; }
   [[nodiscard]] Seconds launch_gap() const { return launch_gap_; }
 
+  /// The calibration profile (nullptr: roofline only) and what this model's queries were answered from.
+  [[nodiscard]] const hw::Profile* profile() const { return profile_.get(); }
+  [[nodiscard]] const KernelProfileTables* profile_tables() const { return tables_.get(); }
+  [[nodiscard]] const KernelProfileUsage& profile_usage() const { return usage_; }
+  [[nodiscard]] hw::GroupedImplementation grouped_implementation() const { return grouped_; }
+  /// True when the profile has grouped-GEMM rows of this precision for the model's implementation
+  /// (the expert GEMMs are then priced from them; a measured loop includes its per-expert launches).
+  [[nodiscard]] bool calibrated_grouped(Precision precision) const;
+  /// Measured / roofline ratio of a grouped GEMM whose forward problem has `total_tokens` rows over
+  /// `experts` experts of k × n weights, counted in the usage (nullopt: no rows, roofline). The weight
+  /// gradient (`wgrad`) has no rows of its own and takes its forward problem's ratio.
+  [[nodiscard]] std::optional<double> grouped_ratio(double total_tokens, std::int64_t n, std::int64_t k,
+                                                    std::int64_t experts, Precision precision, bool wgrad) const;
+
+  /// Collects every shape queried from now on into `log` (nullptr: stop); `moesim calibrate` uses it.
+  void log_queries(KernelQueryLog* log) { log_ = log; }
+  [[nodiscard]] KernelQueryLog* query_log() const { return log_; }
+
+  /// The roofline alone, whatever the profile (what the profile's ratios are taken against).
+  [[nodiscard]] Seconds roofline_gemm(const GemmShape& shape, Precision precision,
+                                      Accumulation accumulation = Accumulation::kFast) const;
+  [[nodiscard]] Seconds roofline_flash_attention_forward(const AttentionShape& shape) const;
+  [[nodiscard]] Seconds roofline_flash_attention_backward(const AttentionShape& shape) const;
+
   /// An output tile the GEMM heuristic may pick and the fraction of the large-tile throughput it
   /// sustains; public so that other GEMM-like kernels (compute/grouped_gemm) quantise alike.
   struct TileOption {
@@ -72,10 +112,19 @@ class KernelCostModel {
   [[nodiscard]] static double tile_k_overhead();
 
  private:
+  /// The profile's ratio for an attention call, counted (nullopt: no rows, roofline).
+  [[nodiscard]] std::optional<double> attention_ratio(const AttentionShape& shape, hw::AttentionDirection d) const;
+
   hw::GpuSpec gpu_;
   FlopsPerSecond bf16_peak_;
   BytesPerSecond achievable_hbm_;
   Seconds launch_gap_;
+  std::shared_ptr<const hw::Profile> profile_;
+  std::shared_ptr<const KernelProfileTables> tables_;
+  hw::GroupedImplementation grouped_ = hw::GroupedImplementation::kGroupedBatched;
+  /// Counters, not strings: the planner queries ~10^5 candidates (a model serves one thread).
+  mutable KernelProfileUsage usage_;
+  KernelQueryLog* log_ = nullptr;
 };
 
 }  // namespace moesim::compute

@@ -46,7 +46,7 @@ std::vector<std::string> names_of(const std::vector<PresetFile>& files) {
   return out;
 }
 
-std::string json_quoted(const std::string& s) { return Json(s).dump(); }
+std::string json_quoted(const std::string& s) { return dump_text(Json(s)); }
 
 std::string require_enum(const ObjectReader& r, std::string_view key, const std::vector<std::string>& allowed) {
   if (!r.has(key)) throw InputError(r.path_of(key), "", "required field is missing", join(allowed));

@@ -31,13 +31,20 @@ Json parse_json_text(const std::string& text, const std::string& file) {
     throw InputError("", "", "malformed JSON (line " + std::to_string(line) + ", column " + std::to_string(column) +
                                  "): " + what)
         .in_file(file);
+  } catch (const Json::out_of_range& e) {
+    // A number beyond double's range (1e999): nlohmann gives no position.
+    std::string what = e.what();
+    if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    throw InputError("", "", "malformed JSON: " + what).in_file(file);
   }
 }
+
+std::string dump_text(const Json& v) { return v.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 Json load_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
 
 std::string describe_value(const Json& v) {
-  std::string s = v.dump();
+  std::string s = dump_text(v);
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return s;
 }

@@ -23,6 +23,9 @@ using Json = nlohmann::json;
 
 /// Compact text of a JSON value for messages, cut to about 60 characters.
 [[nodiscard]] std::string describe_value(const Json& v);
+/// `v` as compact JSON text for a message or a key; bytes that are not UTF-8 (a CSV field, a file
+/// name) become U+FFFD instead of throwing.
+[[nodiscard]] std::string dump_text(const Json& v);
 /// "an integer", "a string", ... for "expected X, got Y" messages.
 [[nodiscard]] std::string describe_type(const Json& v);
 

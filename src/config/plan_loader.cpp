@@ -8,12 +8,12 @@
 #include "config/scenario_loader.hpp"
 #include "config/scenario_sections.hpp"
 #include "core/error.hpp"
+#include "core/file_io.hpp"
 #include "core/format.hpp"
 
 namespace moesim::config {
 namespace {
 
-constexpr const char* kShardSchema = "moesim.plan-shard/1";
 constexpr IntRange kKnob{1, 1 << 20};
 
 PlanQuestion question_from(const Json& obj, const std::string& file, const std::filesystem::path& base_dir) {
@@ -187,74 +187,133 @@ void constrain_space(const PlanQuestion& q, SearchSpace& space) {
   if (given("dispatcher")) space.dispatcher = {s.moe.dispatcher};
 }
 
-PlanShard load_plan_shard(const std::string& path) {
-  try {
-    const Json obj = load_json_file(path);
-    const ObjectReader top(obj, "", {"schema", "moesim_version", "request", "search"});
-    const std::string schema = top.require_string("schema");
-    if (schema != kShardSchema) {
-      throw InputError("/schema", describe_value(Json(schema)), "not a plan shard (written by moesim plan --shard i/N --json FILE)",
-                       kShardSchema);
+namespace {
+
+/// The `search` object shared by shards and checkpoints.
+SearchEvaluation read_search(const Json& search, const SearchSpace& space) {
+  const ObjectReader sr(search, "/search", {"shard", "shards", "considered", "feasible", "rejections", "smallest"});
+  SearchEvaluation ev;
+  ev.shards = sr.require_int("shards", {1, 1 << 20});
+  ev.shard = sr.require_int("shard", {0, ev.shards - 1});
+  ev.considered = sr.require_int("considered", {0, std::numeric_limits<std::int64_t>::max()});
+  if (const Json* f = sr.get("feasible")) {
+    if (!f->is_array()) throw InputError("/search/feasible", describe_value(*f), "expected an array", "[{candidate, step_time_s, ...}]");
+    for (std::size_t i = 0; i < f->size(); ++i) {
+      const std::string p = "/search/feasible/" + std::to_string(i);
+      const ObjectReader er((*f)[i], p, {"candidate", "step_time_s", "peak_bytes", "peak_stage"});
+      CandidateEstimate e;
+      const Json* c = er.get("candidate");
+      if (!c) throw InputError(er.path_of("candidate"), "", "required field is missing", "a candidate object");
+      e.candidate = read_candidate(*c, er.path_of("candidate"), space);
+      e.step_time_s = er.require_number("step_time_s", {0, std::numeric_limits<double>::max(), true});
+      e.peak_bytes = er.require_number("peak_bytes");
+      e.peak_stage = er.require_int("peak_stage", {0, 1 << 20});
+      ev.feasible.push_back(e);
     }
-    std::filesystem::path base_dir = std::filesystem::path(path).parent_path();
+  }
+  if (const Json* rj = sr.get("rejections")) {
+    if (!rj->is_array()) throw InputError("/search/rejections", describe_value(*rj), "expected an array", "[{reason, count, ...}]");
+    for (std::size_t i = 0; i < rj->size(); ++i) {
+      const std::string p = "/search/rejections/" + std::to_string(i);
+      const ObjectReader rr((*rj)[i], p, {"reason", "count", "example", "detail"});
+      Rejection r;
+      r.reason = rr.require_string("reason");
+      r.count = rr.require_int("count", {1, std::numeric_limits<std::int64_t>::max()});
+      const Json* ex = rr.get("example");
+      if (!ex) throw InputError(rr.path_of("example"), "", "required field is missing", "a candidate object");
+      r.example = read_candidate(*ex, rr.path_of("example"), space);
+      r.example_detail = rr.get_string("detail", "");
+      ev.rejections.push_back(r);
+    }
+  }
+  if (const Json* sm = sr.get("smallest"); sm && !sm->is_null()) {
+    const ObjectReader mr(*sm, "/search/smallest", {"candidate", "peak_bytes", "peak_stage", "capacity_bytes"});
+    ev.smallest.present = true;
+    const Json* c = mr.get("candidate");
+    if (!c) throw InputError(mr.path_of("candidate"), "", "required field is missing", "a candidate object");
+    ev.smallest.candidate = read_candidate(*c, mr.path_of("candidate"), space);
+    ev.smallest.peak_bytes = mr.require_number("peak_bytes");
+    ev.smallest.peak_stage = mr.require_int("peak_stage", {0, 1 << 20});
+    ev.smallest.capacity_bytes = mr.require_number("capacity_bytes");
+  }
+  return ev;
+}
+
+/// A shard or checkpoint document: schema, version, request and search; `progress` only in checkpoints.
+struct SearchDocument {
+  PlanRequest request;
+  SearchEvaluation evaluation;
+  std::string version;
+  std::int64_t done = 0, total = 0;
+};
+
+SearchDocument read_search_document(std::string_view text, const std::string& file, const char* schema_wanted,
+                                    const char* written_by) {
+  try {
+    const Json obj = parse_json_text(std::string(text), file);
+    const bool checkpoint = std::string_view(schema_wanted) == kPlanCheckpointSchema;
+    std::vector<std::string> keys{"schema", "moesim_version", "request", "search"};
+    if (checkpoint) keys.emplace_back("progress");
+    const ObjectReader top(obj, "", keys);
+    const std::string schema = top.require_string("schema");
+    if (schema != schema_wanted) {
+      throw InputError("/schema", describe_value(Json(schema)), std::string("not a ") + written_by, schema_wanted);
+    }
+    SearchDocument out;
+    out.version = top.get_string("moesim_version", "");
+    std::filesystem::path base_dir = std::filesystem::path(file).parent_path();
     if (base_dir.empty()) base_dir = ".";
-    PlanShard out;
     const Json* request = top.get("request");
     if (!request) throw InputError("/request", "", "required field is missing", "the plan request");
-    out.request = read_request(*request, path, base_dir);
+    out.request = read_request(*request, file, base_dir);
     const Json* search = top.get("search");
-    if (!search) throw InputError("/search", "", "required field is missing", "the shard's search");
-    const ObjectReader sr(*search, "/search", {"shard", "shards", "considered", "feasible", "rejections", "smallest"});
-    SearchEvaluation& ev = out.evaluation;
-    ev.shards = sr.require_int("shards", {1, 1 << 20});
-    ev.shard = sr.require_int("shard", {0, ev.shards - 1});
-    ev.considered = sr.require_int("considered", {0, std::numeric_limits<std::int64_t>::max()});
-    const SearchSpace& space = out.request.space;
-    if (const Json* f = sr.get("feasible")) {
-      if (!f->is_array()) throw InputError("/search/feasible", describe_value(*f), "expected an array", "[{candidate, step_time_s, ...}]");
-      for (std::size_t i = 0; i < f->size(); ++i) {
-        const std::string p = "/search/feasible/" + std::to_string(i);
-        const ObjectReader er((*f)[i], p, {"candidate", "step_time_s", "peak_bytes", "peak_stage"});
-        CandidateEstimate e;
-        const Json* c = er.get("candidate");
-        if (!c) throw InputError(er.path_of("candidate"), "", "required field is missing", "a candidate object");
-        e.candidate = read_candidate(*c, er.path_of("candidate"), space);
-        e.step_time_s = er.require_number("step_time_s", {0, std::numeric_limits<double>::max(), true});
-        e.peak_bytes = er.require_number("peak_bytes");
-        e.peak_stage = er.require_int("peak_stage", {0, 1 << 20});
-        ev.feasible.push_back(e);
+    if (!search) throw InputError("/search", "", "required field is missing", "the search");
+    out.evaluation = read_search(*search, out.request.space);
+    if (checkpoint) {
+      const Json* progress = top.get("progress");
+      if (!progress) throw InputError("/progress", "", "required field is missing", "{\"done\": N, \"total\": M}");
+      const ObjectReader pr(*progress, "/progress", {"done", "total"});
+      out.total = pr.require_int("total", {0, std::numeric_limits<std::int64_t>::max()});
+      out.done = pr.require_int("done", {0, out.total});
+      if (out.evaluation.considered != out.done) {
+        throw InputError("/search/considered", std::to_string(out.evaluation.considered),
+                         "a checkpoint's search covers exactly the candidates done", std::to_string(out.done));
       }
     }
-    if (const Json* rj = sr.get("rejections")) {
-      if (!rj->is_array()) throw InputError("/search/rejections", describe_value(*rj), "expected an array", "[{reason, count, ...}]");
-      for (std::size_t i = 0; i < rj->size(); ++i) {
-        const std::string p = "/search/rejections/" + std::to_string(i);
-        const ObjectReader rr((*rj)[i], p, {"reason", "count", "example", "detail"});
-        Rejection r;
-        r.reason = rr.require_string("reason");
-        r.count = rr.require_int("count", {1, std::numeric_limits<std::int64_t>::max()});
-        const Json* ex = rr.get("example");
-        if (!ex) throw InputError(rr.path_of("example"), "", "required field is missing", "a candidate object");
-        r.example = read_candidate(*ex, rr.path_of("example"), space);
-        r.example_detail = rr.get_string("detail", "");
-        ev.rejections.push_back(r);
-      }
-    }
-    if (const Json* sm = sr.get("smallest"); sm && !sm->is_null()) {
-      const ObjectReader mr(*sm, "/search/smallest", {"candidate", "peak_bytes", "peak_stage", "capacity_bytes"});
-      ev.smallest.present = true;
-      const Json* c = mr.get("candidate");
-      if (!c) throw InputError(mr.path_of("candidate"), "", "required field is missing", "a candidate object");
-      ev.smallest.candidate = read_candidate(*c, mr.path_of("candidate"), space);
-      ev.smallest.peak_bytes = mr.require_number("peak_bytes");
-      ev.smallest.peak_stage = mr.require_int("peak_stage", {0, 1 << 20});
-      ev.smallest.capacity_bytes = mr.require_number("capacity_bytes");
+    const auto found = static_cast<std::int64_t>(out.evaluation.feasible.size());
+    if (found > out.evaluation.considered) {
+      throw InputError("/search/feasible", std::to_string(found) + " candidates",
+                       "more feasible candidates than candidates considered",
+                       "at most " + std::to_string(out.evaluation.considered));
     }
     return out;
   } catch (InputError& e) {
-    e.in_file(path);
+    e.in_file(file);
     throw;
   }
 }
+
+}  // namespace
+
+PlanShard parse_plan_shard(std::string_view text, const std::string& file) {
+  SearchDocument d = read_search_document(text, file, kPlanShardSchema, "plan shard (written by moesim plan --shard i/N --json FILE)");
+  return {std::move(d.request), std::move(d.evaluation)};
+}
+
+PlanShard load_plan_shard(const std::string& path) { return parse_plan_shard(read_text_file(path), path); }
+
+PlanCheckpoint parse_plan_checkpoint(std::string_view text, const std::string& file) {
+  SearchDocument d = read_search_document(text, file, kPlanCheckpointSchema,
+                                          "plan checkpoint (written by moesim plan --shard i/N --json FILE)");
+  PlanCheckpoint c;
+  c.request = std::move(d.request);
+  c.evaluation = std::move(d.evaluation);
+  c.moesim_version = std::move(d.version);
+  c.done = d.done;
+  c.total = d.total;
+  return c;
+}
+
+PlanCheckpoint load_plan_checkpoint(const std::string& path) { return parse_plan_checkpoint(read_text_file(path), path); }
 
 }  // namespace moesim::config

@@ -1,8 +1,10 @@
 #pragma once
 // Inputs of `moesim plan` and `moesim merge`: a scenario read as a planning question (its layout
 // fields, where given, become constraints of the search) and a shard's partial search read back
-// strictly (schema moesim.plan-shard/1).
+// strictly (schema moesim.plan-shard/1), and a sweep's checkpoint (moesim.plan-checkpoint/1).
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scenario/plan.hpp"
@@ -35,5 +37,19 @@ struct PlanShard {
 
 /// Reads a file written by `moesim plan --shard i/N --json FILE`.
 [[nodiscard]] PlanShard load_plan_shard(const std::string& path);
+/// The same from text already read; `file` names it in messages.
+[[nodiscard]] PlanShard parse_plan_shard(std::string_view text, const std::string& file);
+
+/// A killed sweep's saved progress (`moesim plan --shard i/N --json FILE` keeps it in FILE.checkpoint):
+/// the search of the shard's first `done` candidates, in enumeration order, of `total`.
+struct PlanCheckpoint {
+  PlanRequest request;
+  SearchEvaluation evaluation;
+  std::string moesim_version;  ///< the version that wrote it: a resume needs the same estimator
+  std::int64_t done = 0, total = 0;
+};
+
+[[nodiscard]] PlanCheckpoint load_plan_checkpoint(const std::string& path);
+[[nodiscard]] PlanCheckpoint parse_plan_checkpoint(std::string_view text, const std::string& file);
 
 }  // namespace moesim::config

@@ -187,7 +187,7 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
   if (rec.value("micro_batch", Json()).is_null()) pt.assumed.push_back("micro_batch not published: 1");
 
   const auto prec = precision_of(rec.at("precision"), pt.assumed);
-  if (!prec) return "unrecognised precision '" + rec.at("precision").dump() + "'";
+  if (!prec) return "unrecognised precision '" + dump_text(rec.at("precision")) + "'";
   s.precision = *prec;
   if (recompute.find("full") != std::string::npos && recompute.find("where needed") == std::string::npos) {
     s.recompute.granularity = RecomputeGranularity::kFull;
@@ -268,9 +268,9 @@ void mark_superseded_releases(std::vector<PublishedPoint>& points, const std::ve
 }
 
 std::string run_key(const Json& rec, const std::string& group) {
-  return group + "|" + rec.at("gpu").dump() + "|" + rec.at("num_gpus").dump() + "|" + rec.at("model").dump() + "|" +
-         rec.at("parallel").dump() + "|" + rec.at("micro_batch").dump() + "|" + rec.at("global_batch").dump() + "|" +
-         rec.at("seq_len").dump() + "|" + rec.at("precision").dump() + "|" + rec.at("recompute").dump();
+  return group + "|" + dump_text(rec.at("gpu")) + "|" + dump_text(rec.at("num_gpus")) + "|" + dump_text(rec.at("model")) + "|" +
+         dump_text(rec.at("parallel")) + "|" + dump_text(rec.at("micro_batch")) + "|" + dump_text(rec.at("global_batch")) + "|" +
+         dump_text(rec.at("seq_len")) + "|" + dump_text(rec.at("precision")) + "|" + dump_text(rec.at("recompute"));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "config/hw_loader.hpp"
 #include "config/model_loader.hpp"
+#include "config/profile_loader.hpp"
 #include "config/scenario_limits.hpp"
 #include "config/scenario_sections.hpp"
 #include "config/topology_loader.hpp"
@@ -75,16 +76,18 @@ void read_system(const Json& value, const std::filesystem::path& base_dir, Scena
   s.profile = r.get_string("profile", "");
   if (r.has("topology")) {
     s.system = read_topology_system(r, base_dir, s);
-    return;
+  } else {
+    if (!r.has("preset")) {
+      throw InputError("/system/preset", "", "required field is missing (or give \"topology\": a topology file)",
+                       join(system_preset_names()));
+    }
+    const std::string preset = r.require_string("preset");
+    const std::int64_t gpus = r.require_int("gpus", lim::kGpus);
+    s.system = load_system_preset(preset, gpus, "/system/preset");
+    if (r.has("gpu")) s.system.gpu = load_gpu_preset(r.require_string("gpu"), "/system/gpu");
   }
-  if (!r.has("preset")) {
-    throw InputError("/system/preset", "", "required field is missing (or give \"topology\": a topology file)",
-                     join(system_preset_names()));
-  }
-  const std::string preset = r.require_string("preset");
-  const std::int64_t gpus = r.require_int("gpus", lim::kGpus);
-  s.system = load_system_preset(preset, gpus, "/system/preset");
-  if (r.has("gpu")) s.system.gpu = load_gpu_preset(r.require_string("gpu"), "/system/gpu");
+  // The profile is read once the GPU type is known: it must have been made on that GPU.
+  if (!s.profile.empty()) s.calibration = resolve_profile(s.profile, base_dir, s.system.gpu, "/system/profile");
 }
 
 TrainingSpec read_training(const Json& value, AttentionBackend& backend) {

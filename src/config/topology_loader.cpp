@@ -26,7 +26,7 @@ constexpr IntRange kDomainRange{0, 1 << 20};
 constexpr NumberRange kBandwidthGbps{0.0, 1e7, true};  ///< up to 10 PB/s: no link comes near
 constexpr NumberRange kLatencyUs{0.0, 1e7};           ///< up to 10 s
 
-std::string json_string(const std::string& s) { return Json(s).dump(); }
+std::string json_string(const std::string& s) { return dump_text(Json(s)); }
 
 std::string require_enum(const ObjectReader& r, std::string_view key, const std::vector<std::string>& allowed) {
   if (!r.has(key)) throw InputError(r.path_of(key), "", "required field is missing", join(allowed));

@@ -41,6 +41,12 @@ class InternalError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Work stopped early by SIGINT or SIGTERM (core/interrupt); the CLI exits 128 + the signal number.
+class StoppedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// A question with no answer: e.g. a plan where no layout fits (exit code 3).
 class InfeasibleError : public std::runtime_error {
  public:

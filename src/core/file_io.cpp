@@ -1,23 +1,70 @@
 #include "core/file_io.hpp"
 
-#include <cstdio>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <system_error>
 #include <utility>
+
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/error.hpp"
 
 namespace moesim {
+namespace {
+
+// Files moesim reads are hand-written specs, HF config.json files, histograms and its own outputs:
+// the largest real ones are a few MB. 256 MiB is far above them and far below what would exhaust memory
+// once parsed.
+constexpr std::uintmax_t kMaxInputBytes = 256ull << 20;
+
+std::filesystem::path folder_of(const std::filesystem::path& path) {
+  const auto parent = path.parent_path();
+  return parent.empty() ? std::filesystem::path(".") : parent;
+}
+
+std::string named_temporary(const std::filesystem::path& path) { return path.string() + ".tmp." + std::to_string(::getpid()); }
+
+// A temporary `NAME.tmp.PID` beside `path` left by a process that was killed (SIGKILL cannot be
+// caught) is removed by the next writer of `path`; one whose process still runs is left alone.
+void remove_stale_temporaries(const std::filesystem::path& path) {
+  const std::string prefix = path.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(folder_of(path), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9) continue;
+    const auto pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid == ::getpid() || (::kill(pid, 0) == -1 && errno == ESRCH)) {
+      std::error_code rm;
+      std::filesystem::remove(it->path(), rm);
+    }
+  }
+}
+
+}  // namespace
 
 std::string read_text_file(const std::filesystem::path& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    throw InputError("", "", "file not found").in_file(path.string());
-  }
-  if (std::filesystem::is_directory(path, ec)) {
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status)) throw InputError("", "", "file not found").in_file(path.string());
+  if (std::filesystem::is_directory(status)) {
     throw InputError("", "", "is a directory, expected a file").in_file(path.string());
+  }
+  // A device, FIFO or socket (/dev/zero, /dev/stdin) could be endless: only regular files are read.
+  if (!std::filesystem::is_regular_file(status)) {
+    throw InputError("", "", "is not a regular file (a device, pipe or socket)", "a regular file").in_file(path.string());
+  }
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxInputBytes) {
+    throw InputError("", std::to_string(size) + " bytes", "input file too large",
+                     "at most " + std::to_string(kMaxInputBytes) + " bytes (256 MiB)")
+        .in_file(path.string());
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("", "", "cannot open file for reading").in_file(path.string());
@@ -26,67 +73,99 @@ std::string read_text_file(const std::filesystem::path& path) {
   return ss.str();
 }
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError("", "", "cannot create output file (is the folder writable?)").in_file(path.string());
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw InputError("", "", "cannot write output file (disk full?)").in_file(path.string());
+// PendingFile: the file being written. On Linux it is an unnamed inode (O_TMPFILE) in the target's
+// folder, so a process killed mid-write — even by SIGKILL — leaves nothing behind; it gets a name only
+// at commit (linkat through /proc/self/fd, then rename over the target, both atomic). Where the file
+// system lacks O_TMPFILE it falls back to a named `PATH.tmp.PID`.
+AtomicFileWriter::PendingFile::PendingFile(const std::filesystem::path& path) : path_(path) {
+  remove_stale_temporaries(path_);
+#ifdef O_TMPFILE
+  fd_ = ::open(folder_of(path_).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+#endif
+  if (fd_ < 0) {
+    named_ = named_temporary(path_);
+    fd_ = ::open(named_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  }
+  if (fd_ < 0) {
+    named_.clear();
+    throw InputError("", "", std::string("cannot create output file (is the folder writable?): ") + std::strerror(errno))
+        .in_file(path_.string());
+  }
+}
+
+AtomicFileWriter::PendingFile::~PendingFile() { abandon(); }
+
+void AtomicFileWriter::PendingFile::write(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail(std::string("cannot write output file (disk full?): ") + std::strerror(errno));
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+void AtomicFileWriter::PendingFile::commit() {
+  // fsync before the rename: after a power loss the name never points at an empty or partial file.
+  if (::fsync(fd_) != 0) fail(std::string("cannot flush output file: ") + std::strerror(errno));
+  if (named_.empty()) {
+    const std::string name = named_temporary(path_);
+    ::unlink(name.c_str());
+    const std::string self = "/proc/self/fd/" + std::to_string(fd_);
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+      fail(std::string("cannot name the temporary output: ") + std::strerror(errno));
     }
+    named_ = name;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw InputError("", "", "cannot rename temporary output into place").in_file(path.string());
-  }
+  if (::rename(named_.c_str(), path_.c_str()) != 0) fail(std::string("cannot rename temporary output into place: ") + std::strerror(errno));
+  named_.clear();
+  ::close(fd_);
+  fd_ = -1;
 }
 
-AtomicFileWriter::AtomicFileWriter(std::filesystem::path path)
-    : path_(std::move(path)), tmp_(path_.string() + ".tmp." + std::to_string(::getpid())) {
-  out_.open(tmp_, std::ios::binary | std::ios::trunc);
-  if (!out_) {
-    done_ = true;  // nothing was created, so the destructor has nothing to clean up
-    throw InputError("", "", "cannot create output file (is the folder writable?)").in_file(path_.string());
-  }
+void AtomicFileWriter::PendingFile::abandon() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!named_.empty()) ::unlink(named_.c_str());
+  named_.clear();
 }
 
-AtomicFileWriter::~AtomicFileWriter() {
-  if (done_) return;
-  out_.close();
-  std::error_code ec;
-  std::filesystem::remove(tmp_, ec);  // a destructor must not throw; a stray temp file is the worst case
+[[noreturn]] void AtomicFileWriter::PendingFile::fail(const std::string& rule) {
+  abandon();
+  throw InputError("", "", rule).in_file(path_.string());
 }
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  AtomicFileWriter out(path);
+  out.append(content);
+  out.commit();
+}
+
+AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)), file_(path_) {}
+
+AtomicFileWriter::~AtomicFileWriter() = default;  // an uncommitted file is abandoned: nothing appears
 
 void AtomicFileWriter::append(std::string_view chunk) {
   if (done_) throw InternalError("AtomicFileWriter::append after commit or failure: " + path_.string());
-  out_.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-  if (!out_) fail("cannot write output file (disk full?)");
+  // Many small chunks (trace events) become few large writes.
+  buffer_.append(chunk);
+  if (buffer_.size() >= kBufferBytes) flush_buffer();
 }
 
 void AtomicFileWriter::commit() {
   if (done_) throw InternalError("AtomicFileWriter::commit called twice or after a failure: " + path_.string());
-  out_.flush();
-  out_.close();
-  if (!out_) fail("cannot write output file (disk full?)");
-  std::error_code ec;
-  std::filesystem::rename(tmp_, path_, ec);
-  if (ec) fail("cannot rename temporary output into place");
+  flush_buffer();
   done_ = true;
+  file_.commit();
 }
 
-[[noreturn]] void AtomicFileWriter::fail(const char* rule) {
-  done_ = true;
-  out_.close();
-  std::error_code ec;
-  std::filesystem::remove(tmp_, ec);
-  throw InputError("", "", rule).in_file(path_.string());
+void AtomicFileWriter::flush_buffer() {
+  try {
+    file_.write(buffer_);
+  } catch (...) {
+    done_ = true;
+    throw;
+  }
+  buffer_.clear();
 }
 
 }  // namespace moesim

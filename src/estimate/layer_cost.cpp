@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "compute/grouped_gemm.hpp"
 #include "schedule/layout.hpp"
 
 namespace moesim::estimate {
@@ -130,10 +131,16 @@ OpProgram LayerCostModel::Builder::finish() {
   return p;
 }
 
-LayerCostModel::LayerCostModel(const Scenario& s) : s_(s), kernels_(s.system.gpu), groups_(place_groups(s)) {
+LayerCostModel::LayerCostModel(const Scenario& s, compute::KernelQueryLog* log)
+    : s_(s),
+      kernels_(s.system.gpu, s.calibration,
+               s.moe.grouped_gemm ? hw::GroupedImplementation::kGroupedBatched : hw::GroupedImplementation::kLoop),
+      comms_(s.system, s.calibration),
+      groups_(place_groups(s)) {
   tokens_ = s.training.micro_batch_size * s.training.seq_length / s.parallel.cp;
   sp_tokens_ = s.parallel.sequence_parallel ? tokens_ / s.parallel.tp : tokens_;
   full_recompute_ = s.recompute.granularity == RecomputeGranularity::kFull;
+  kernels_.log_queries(log);
 }
 
 bool LayerCostModel::recomputes(const char* module) const {
@@ -141,13 +148,33 @@ bool LayerCostModel::recomputes(const char* module) const {
 }
 
 void LayerCostModel::add_gemm(Builder& c, const char* name, Gemm g, bool recomputed, Precision p) const {
-  recomputed = recomputed || (full_recompute_ && c.checkpointed);
   const double fwd = kernels_.gemm({g.m, g.n, g.k, g.batch}, p).value();
   // Backward: data gradient dX = dY·Wᵀ (m×k, inner n) and weight gradient dW = Xᵀ·dY (k×n, inner m),
   // both with the split accumulator of TE's FP8 recipes (it only costs time where the tensor cores
   // have a fast mode, see compute::Accumulation).
   const double dgrad = kernels_.gemm({g.m, g.k, g.n, g.batch}, p, compute::Accumulation::kSplit).value();
   const double wgrad = kernels_.gemm({g.k, g.n, g.m, g.batch}, p, compute::Accumulation::kSplit).value();
+  push_gemm(c, name, g, recomputed, p, fwd, dgrad, wgrad);
+}
+
+void LayerCostModel::add_expert_gemm(Builder& c, const char* name, Gemm g, bool recomputed) const {
+  if (!kernels_.profile() && !kernels_.query_log()) {
+    add_gemm(c, name, g, recomputed);
+    return;
+  }
+  // One grouped GEMM per part over the local experts' equal (balanced) loads, as the simulation
+  // re-costs it over ragged loads (compute/grouped_gemm); the profile's grouped rows price it.
+  const std::vector<std::int64_t> tokens(static_cast<std::size_t>(g.batch), g.m);
+  auto part = [&](compute::GemmPart gp) {
+    return compute::grouped_gemm(kernels_, {tokens, g.n, g.k, gp}, s_.precision).value();
+  };
+  push_gemm(c, name, g, recomputed, s_.precision, part(compute::GemmPart::kForward), part(compute::GemmPart::kDgrad),
+            part(compute::GemmPart::kWgrad));
+}
+
+void LayerCostModel::push_gemm(Builder& c, const char* name, Gemm g, bool recomputed, Precision p, double fwd,
+                               double dgrad, double wgrad) const {
+  recomputed = recomputed || (full_recompute_ && c.checkpointed);
   double cast_fwd = 0, cast_bwd = 0;
   if (gemm_operand_bytes(p) < 2.0) {
     // Low-precision recipes quantise each activation operand (the input X and the output gradient dY):
@@ -156,8 +183,8 @@ void LayerCostModel::add_gemm(Builder& c, const char* name, Gemm g, bool recompu
     const double in_elems = static_cast<double>(g.m * g.k * g.batch);
     const double out_elems = static_cast<double>(g.m * g.n * g.batch);
     const double per_elem = quantisation_bytes_per_element(p);
-    cast_fwd = kernels_.memory_bound(Bytes(in_elems * per_elem)).value() - kernels_.launch_gap().value();
-    cast_bwd = kernels_.memory_bound(Bytes(out_elems * per_elem)).value() - kernels_.launch_gap().value();
+    cast_fwd = kernels_.memory_bound_fused(Bytes(in_elems * per_elem), hw::MemoryKernel::kCastFp8).value();
+    cast_bwd = kernels_.memory_bound_fused(Bytes(out_elems * per_elem), hw::MemoryKernel::kCastFp8).value();
   }
   const double flops = gemm_flops(g.m, g.n, g.k, g.batch);
   const LayerOp forward{name, OpKind::kCompute, OpPhase::kForward, fwd + cast_fwd, 0, 0, flops};
@@ -169,13 +196,14 @@ void LayerCostModel::add_gemm(Builder& c, const char* name, Gemm g, bool recompu
 }
 
 void LayerCostModel::add_memory_op(Builder& c, const char* name, double forward_bytes, double backward_bytes,
-                                   bool recomputed) const {
+                                   bool recomputed, hw::MemoryKernel kind) const {
   recomputed = recomputed || (full_recompute_ && c.checkpointed);
-  const LayerOp forward{name, OpKind::kCompute, OpPhase::kForward, kernels_.memory_bound(Bytes(forward_bytes)).value(),
-                        0, forward_bytes, 0};
+  const LayerOp forward{name, OpKind::kCompute, OpPhase::kForward,
+                        kernels_.memory_bound(Bytes(forward_bytes), kind).value(), 0, forward_bytes, 0};
   c.forward.push_back(forward);
   c.backward_in_forward_order.push_back({name, OpKind::kCompute, OpPhase::kBackward,
-                                         kernels_.memory_bound(Bytes(backward_bytes)).value(), 0, backward_bytes, 0});
+                                         kernels_.memory_bound(Bytes(backward_bytes), kind).value(), 0, backward_bytes,
+                                         0});
   if (recomputed) c.recompute.push_back(with_phase(forward, OpPhase::kRecompute));
 }
 
@@ -187,23 +215,16 @@ void LayerCostModel::add_comm(Builder& c, const char* name, OpKind kind, CommGro
   if (recomputed) c.recompute.push_back(with_phase(op, OpPhase::kRecompute));
 }
 
-namespace {
-/// The size-independent part of a collective's closed-form time (its latency terms).
-double collective_latency(const hw::SystemSpec& sys, Op op, const collective::GroupPlacement& g) {
-  return collective::collective_time(sys, op, Bytes(1), g).value();
-}
-}  // namespace
-
 void LayerCostModel::add_tp_collective(Builder& c, const char* name, Op fwd_op, double bytes, double overlap_window_s,
                                        bool recomputed) const {
   if (s_.parallel.tp <= 1) return;
   recomputed = recomputed || (full_recompute_ && c.checkpointed);
-  const double t = collective::collective_time(s_.system, fwd_op, Bytes(bytes), groups_.tp).value();
+  const double t = comms_.time(fwd_op, Bytes(bytes), groups_.tp).value();
   // With TE's userbuffers overlap (tp_comm_overlap) the collective is split into chunks that run
   // under the neighbouring GEMM; only what exceeds the GEMM stays exposed. The backward runs the
   // transposed collective (all-gather ↔ reduce-scatter) at the same cost.
   const double exposed = s_.parallel.tp_comm_overlap ? std::max(0.0, t - overlap_window_s) : t;
-  add_comm(c, name, OpKind::kTpComm, CommGroup::kTp, exposed, collective_latency(s_.system, fwd_op, groups_.tp), bytes,
+  add_comm(c, name, OpKind::kTpComm, CommGroup::kTp, exposed, comms_.latency(fwd_op, groups_.tp).value(), bytes,
            recomputed);
 }
 
@@ -281,8 +302,8 @@ void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
     const double chunk_bytes = static_cast<double>(s_.training.micro_batch_size * a.query_len * kv_heads *
                                                    (head_dim_qk + head_dim_v)) *
                                kActivationBytes;
-    const double step = collective::collective_time(s_.system, Op::kSendRecv, Bytes(chunk_bytes), groups_.cp).value();
-    const double latency = collective_latency(s_.system, Op::kSendRecv, groups_.cp);
+    const double step = comms_.time(Op::kSendRecv, Bytes(chunk_bytes), groups_.cp).value();
+    const double latency = comms_.latency(Op::kSendRecv, groups_.cp).value();
     const double steps = static_cast<double>(p.cp - 1);
     const double fwd_exposed = std::max(0.0, step * steps - core_fwd * steps / static_cast<double>(p.cp));
     const double bwd_exposed = std::max(0.0, 2.0 * step * steps - core_bwd * steps / static_cast<double>(p.cp));
@@ -345,12 +366,13 @@ void LayerCostModel::add_moe(Builder& c) const {
   // Router: logits GEMM (h × E), then softmax/sigmoid + top-k over E scores in fp32.
   add_gemm(c, "router", {t, experts, h, 1}, rc_moe);
   const double score_bytes = static_cast<double>(t * experts) * 4.0 * 3.0;
-  add_memory_op(c, "router_topk", score_bytes, score_bytes, rc_moe);
+  // The profile's softmax router (Megatron's default score function; the model spec does not say).
+  add_memory_op(c, "router_topk", score_bytes, score_bytes, rc_moe, hw::MemoryKernel::kRouterSoftmaxTopk);
 
   // Permute tokens into expert order (read tokens, write k copies), unpermute on the way back.
   const double copies_bytes = static_cast<double>(t * topk * h) * kActivationBytes;
   const double token_bytes = static_cast<double>(t * h) * kActivationBytes;
-  add_memory_op(c, "permute", copies_bytes + token_bytes, copies_bytes + token_bytes, rc_moe);
+  add_memory_op(c, "permute", copies_bytes + token_bytes, copies_bytes + token_bytes, rc_moe, hw::MemoryKernel::kPermute);
 
   // Dispatch and combine. Balanced routing: each rank receives t·k token copies in total.
   const double imbalance = 1.0;
@@ -360,10 +382,10 @@ void LayerCostModel::add_moe(Builder& c) const {
     if (s_.moe.dispatcher == Dispatcher::kAllgather) {
       // All-gather the routing input over the EP group, compute local experts, reduce-scatter back.
       const double gathered = static_cast<double>(p.ep) * token_bytes;
-      dispatch = collective::collective_time(s_.system, Op::kAllGather, Bytes(gathered), groups_.ep).value();
-      combine = collective::collective_time(s_.system, Op::kReduceScatter, Bytes(gathered), groups_.ep).value();
-      dispatch_latency = collective_latency(s_.system, Op::kAllGather, groups_.ep);
-      combine_latency = collective_latency(s_.system, Op::kReduceScatter, groups_.ep);
+      dispatch = comms_.time(Op::kAllGather, Bytes(gathered), groups_.ep).value();
+      combine = comms_.time(Op::kReduceScatter, Bytes(gathered), groups_.ep).value();
+      dispatch_latency = comms_.latency(Op::kAllGather, groups_.ep).value();
+      combine_latency = comms_.latency(Op::kReduceScatter, groups_.ep).value();
       dispatch_bytes = combine_bytes = gathered;
     } else {
       // Rows per routed token over NVLink and over the network (moe/dispatch_traffic: one row per
@@ -373,7 +395,7 @@ void LayerCostModel::add_moe(Builder& c) const {
       const double row_elems = static_cast<double>(t * h) * imbalance;
       const double d_elem = moe::dispatch_element_bytes(s_.moe.dispatcher, s_.precision);
       auto split_time = [&](double elem) {
-        return collective::alltoall_split_time(s_.system, Bytes(row_elems * rows.nvlink * elem),
+        return comms_.alltoall_split_time(Bytes(row_elems * rows.nvlink * elem),
                                                Bytes(row_elems * rows.network * elem), groups_.ep)
             .value();
       };
@@ -385,17 +407,17 @@ void LayerCostModel::add_moe(Builder& c) const {
       combine_bytes = row_elems * rows_counted * kActivationBytes;
       dispatch = split_time(d_elem);
       combine = split_time(kActivationBytes);
-      dispatch_latency = combine_latency = collective_latency(s_.system, Op::kAllToAll, groups_.ep);
+      dispatch_latency = combine_latency = comms_.latency(Op::kAllToAll, groups_.ep).value();
     }
     add_comm(c, "dispatch", OpKind::kEpComm, CommGroup::kEp, dispatch, dispatch_latency, dispatch_bytes, rc_moe);
   }
   double etp_ag = 0, etp_rs = 0, etp_bytes = 0;
   if (p.etp > 1) {
     etp_bytes = static_cast<double>(p.etp * t * topk * h) * kActivationBytes * imbalance;
-    etp_ag = collective::collective_time(s_.system, Op::kAllGather, Bytes(etp_bytes), groups_.etp).value();
-    etp_rs = collective::collective_time(s_.system, Op::kReduceScatter, Bytes(etp_bytes), groups_.etp).value();
+    etp_ag = comms_.time(Op::kAllGather, Bytes(etp_bytes), groups_.etp).value();
+    etp_rs = comms_.time(Op::kReduceScatter, Bytes(etp_bytes), groups_.etp).value();
     add_comm(c, "etp_all_gather", OpKind::kTpComm, CommGroup::kEtp, etp_ag,
-             collective_latency(s_.system, Op::kAllGather, groups_.etp),
+             comms_.latency(Op::kAllGather, groups_.etp).value(),
              etp_bytes, false);
   }
 
@@ -407,11 +429,11 @@ void LayerCostModel::add_moe(Builder& c) const {
   const std::int64_t m_e = std::max<std::int64_t>(1, static_cast<std::int64_t>(copies_per_expert + 0.5));
   // A grouped GEMM is one launch over all local experts; without it, one GEMM per expert.
   const std::int64_t batch = local_experts;
-  // Every op add_gemm appends for an expert GEMM (forward, both gradients, recompute) records the
-  // grouped problem it stands for; the times are those of the batched GEMM as before.
-  const auto add_expert_gemm = [&](const char* name, std::int64_t n, std::int64_t k) {
+  // Every op add_expert_gemm appends (forward, both gradients, recompute) records the grouped problem
+  // it stands for; the times are those of the batched GEMM, or of the profile's grouped GEMMs.
+  const auto expert_gemm = [&](const char* name, std::int64_t n, std::int64_t k) {
     const std::size_t f = c.forward.size(), b = c.backward_in_forward_order.size(), r = c.recompute.size();
-    add_gemm(c, name, {m_e, n, k, batch}, rc_moe);
+    add_expert_gemm(c, name, {m_e, n, k, batch}, rc_moe);
     const auto describe = [&](std::vector<LayerOp>& ops, std::size_t from) {
       for (std::size_t i = from; i < ops.size(); ++i) {
         ops[i].grouped_m = m_e;
@@ -425,23 +447,25 @@ void LayerCostModel::add_moe(Builder& c) const {
     describe(c.backward_in_forward_order, b);
     describe(c.recompute, r);
   };
-  add_expert_gemm("expert_fc1", fc1_out, h);
+  expert_gemm("expert_fc1", fc1_out, h);
   const double act_in = static_cast<double>(m_e * batch * fc1_out) * kActivationBytes;
   const double act_out = static_cast<double>(m_e * batch * width) * kActivationBytes;
   add_memory_op(c, "expert_activation", act_in + act_out, 2 * act_in + act_out, rc_moe || recomputes("moe_act"));
-  add_expert_gemm("expert_fc2", h, width);
-  if (!s_.moe.grouped_gemm && local_experts > 1) {
-    // One launch per expert and GEMM instead of one grouped launch (3 per expert forward, 6 backward).
+  expert_gemm("expert_fc2", h, width);
+  if (!s_.moe.grouped_gemm && local_experts > 1 && !kernels_.calibrated_grouped(s_.precision)) {
+    // One launch per expert and GEMM instead of one grouped launch (3 per expert forward, 6 backward);
+    // a profile's measured loop of GEMMs already includes them.
     const double gaps = 3.0 * static_cast<double>(local_experts - 1) * kernels_.launch_gap().value();
     c.forward.push_back({"expert_launches", OpKind::kCompute, OpPhase::kForward, gaps, 0, 0, 0});
     c.backward_in_forward_order.push_back({"expert_launches", OpKind::kCompute, OpPhase::kBackward, 2 * gaps, 0, 0, 0});
   }
   if (p.etp > 1) {
     add_comm(c, "etp_reduce_scatter", OpKind::kTpComm, CommGroup::kEtp, etp_rs,
-             collective_latency(s_.system, Op::kReduceScatter, groups_.etp), etp_bytes, false);
+             comms_.latency(Op::kReduceScatter, groups_.etp).value(), etp_bytes, false);
   }
   if (p.ep > 1) add_comm(c, "combine", OpKind::kEpComm, CommGroup::kEp, combine, combine_latency, combine_bytes, rc_moe);
-  add_memory_op(c, "unpermute", copies_bytes + token_bytes, copies_bytes + token_bytes, rc_moe);
+  add_memory_op(c, "unpermute", copies_bytes + token_bytes, copies_bytes + token_bytes, rc_moe,
+                hw::MemoryKernel::kUnpermute);
 
   if (m.moe_shared_expert_intermediate_size > 0) {
     add_dense_mlp(c, "shared", m.moe_shared_expert_intermediate_size, recomputes("shared_experts") || rc_moe);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collective/closed_form.hpp"
+#include "collective/cost_model.hpp"
 #include "compute/kernel_cost.hpp"
 #include "scenario/scenario.hpp"
 
@@ -82,7 +83,9 @@ struct GroupLayout {
 /// Per-scenario cost model of the layer kinds; create once, query per layer kind.
 class LayerCostModel {
  public:
-  explicit LayerCostModel(const Scenario& s);
+  /// `log`: collect every kernel shape queried (moesim calibrate); the expert GEMMs are then queried
+  /// as the grouped GEMMs a profile would price.
+  explicit LayerCostModel(const Scenario& s, compute::KernelQueryLog* log = nullptr);
 
   /// A transformer layer: `moe` selects the MoE block, `key_span` the attention span (seq or window).
   [[nodiscard]] OpProgram transformer_layer_ops(bool moe, std::int64_t key_span) const;
@@ -110,6 +113,8 @@ class LayerCostModel {
 
   [[nodiscard]] const GroupLayout& groups() const { return groups_; }
   [[nodiscard]] const compute::KernelCostModel& kernels() const { return kernels_; }
+  /// Collective times (the closed form, or the scenario's calibration profile) for both fidelities.
+  [[nodiscard]] const collective::CollectiveCostModel& collectives() const { return comms_; }
 
  private:
   struct Gemm {
@@ -124,10 +129,18 @@ class LayerCostModel {
     [[nodiscard]] OpProgram finish();
   };
   void add_gemm(Builder& c, const char* name, Gemm g, bool recomputed, Precision precision) const;
+  /// Appends a GEMM's forward, data- and weight-gradient ops with these kernel times (plus the
+  /// low-precision recipes' operand casts).
+  void push_gemm(Builder& c, const char* name, Gemm g, bool recomputed, Precision precision, double fwd,
+                 double dgrad, double wgrad) const;
   void add_gemm(Builder& c, const char* name, Gemm g, bool recomputed) const {
     add_gemm(c, name, g, recomputed, s_.precision);
   }
-  void add_memory_op(Builder& c, const char* name, double forward_bytes, double backward_bytes, bool recomputed) const;
+  void add_memory_op(Builder& c, const char* name, double forward_bytes, double backward_bytes, bool recomputed,
+                     hw::MemoryKernel kind = hw::MemoryKernel::kCopy) const;
+  /// The expert GEMMs of the MoE block: with a calibration profile each part is a grouped GEMM over
+  /// `experts` equal loads of `m` rows (priced from the profile's grouped rows), else the batched GEMM.
+  void add_expert_gemm(Builder& c, const char* name, Gemm g, bool recomputed) const;
   /// A communication op with the same cost forward and backward (the transposed collective).
   void add_comm(Builder& c, const char* name, OpKind kind, CommGroup group, double seconds, double latency_s,
                 double bytes, bool recomputed) const;
@@ -140,6 +153,7 @@ class LayerCostModel {
 
   const Scenario& s_;
   compute::KernelCostModel kernels_;
+  collective::CollectiveCostModel comms_;
   GroupLayout groups_;
   std::int64_t tokens_ = 0;     ///< tokens of this rank's sequence slice: mbs·seq/cp
   std::int64_t sp_tokens_ = 0;  ///< tokens held between blocks: tokens/tp with sequence parallelism

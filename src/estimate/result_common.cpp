@@ -6,6 +6,8 @@
 #include <fmt/ranges.h>
 
 #include "core/version.hpp"
+#include "estimate/layer_cost.hpp"
+#include "estimate/profile_warnings.hpp"
 #include "memory/memory_result.hpp"
 #include "model/counts.hpp"
 
@@ -22,7 +24,8 @@ Result start_result(const Scenario& s, std::string_view fidelity) {
   return r;
 }
 
-void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, const MemoryInputs& memory) {
+void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, const MemoryInputs& memory,
+                   const LayerCostModel* costs) {
   const Scenario& s = r.scenario;
   const auto& p = s.parallel;
   const double tokens = static_cast<double>(s.training.global_batch_size * s.training.seq_length);
@@ -61,11 +64,18 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, 
         "capacity_factor {} < 1 drops tokens; fidelity estimate does not remove them (fidelity simulation does)",
         *s.moe.capacity_factor));
   }
-  if (!s.profile.empty()) {
-    r.warnings.push_back("system.profile '" + s.profile +
-                         "' is not read yet: kernel and collective times come from datasheet figures (roofline)");
+  if (s.calibration && costs && memory.compute) {
+    const auto lines = profile_warnings(*s.calibration, costs->kernels(), costs->collectives());
+    r.warnings.insert(r.warnings.end(), lines.begin(), lines.end());
+  } else if (s.calibration) {
+    // The planner's search (memory.compute false) reads only the step time: the per-kind account is
+    // formatted for the results people read, not for each of ~10^5 candidates.
+    r.warnings.push_back("calibration profile " + s.calibration->name + ": kernel and collective times interpolated "
+                         "in it where it has rows (per-kind account left out)");
+  } else {
+    r.warnings.push_back(
+        "kernel times from datasheet roofline with shape-dependent GEMM efficiency (no calibration profile)");
   }
-  r.warnings.push_back("kernel times from datasheet roofline with shape-dependent GEMM efficiency (no calibration profile)");
   if (memory.compute) {
     r.memory = memory::memory_result(s, stages, memory.expert_load_factor, r.warnings, memory.redundant_experts_per_rank);
   }

@@ -9,6 +9,8 @@
 
 namespace moesim::estimate {
 
+class LayerCostModel;
+
 /// A Result with the scenario, fidelity, seed, version and parameter counts filled in.
 [[nodiscard]] Result start_result(const Scenario& s, std::string_view fidelity);
 
@@ -24,6 +26,11 @@ struct MemoryInputs {
   bool compute = true;
 };
 
-void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, const MemoryInputs& memory = {});
+/// `costs`: the cost model the step was priced with; with a calibration profile its counters become the
+/// warnings that say which kernels and collectives the profile answered (estimate/profile_warnings) —
+/// unless `memory.compute` is false (the planner's search, which reads only the step time): then one
+/// line names the profile.
+void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, const MemoryInputs& memory = {},
+                   const LayerCostModel* costs = nullptr);
 
 }  // namespace moesim::estimate

@@ -33,7 +33,7 @@ struct DpCost {
 };
 
 DpCost dp_and_optimizer(const Scenario& s, const GroupLayout& g, const compute::KernelCostModel& kernels,
-                        const RankParams& rp, const StageCost& sc) {
+                        const collective::CollectiveCostModel& comms, const RankParams& rp, const StageCost& sc) {
   const auto& p = s.parallel;
   const auto& o = s.optimizer;
   const double dp = static_cast<double>(p.dp);
@@ -44,10 +44,10 @@ DpCost dp_and_optimizer(const Scenario& s, const GroupLayout& g, const compute::
   auto add = [&](double params, const collective::GroupPlacement& group, double ranks) {
     if (ranks <= 1 || params <= 0) return;
     if (o.distributed) {
-      grad_sync += collective::collective_time(s.system, Op::kReduceScatter, Bytes(params * grad_bytes), group).value();
-      param_gather += collective::collective_time(s.system, Op::kAllGather, Bytes(params * param_bytes), group).value();
+      grad_sync += comms.time(Op::kReduceScatter, Bytes(params * grad_bytes), group).value();
+      param_gather += comms.time(Op::kAllGather, Bytes(params * param_bytes), group).value();
     } else {
-      grad_sync += collective::collective_time(s.system, Op::kAllReduce, Bytes(params * grad_bytes), group).value();
+      grad_sync += comms.time(Op::kAllReduce, Bytes(params * grad_bytes), group).value();
     }
     buckets = std::max(buckets, std::ceil(params / ddp_bucket_params(ranks)));
   };
@@ -111,7 +111,7 @@ Result estimate_step(const Scenario& s, const EstimateOptions& options) {
                                                       s.model.hidden_size) *
                                   2.0 / (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
     const double t_p2p =
-        collective::collective_time(s.system, Op::kSendRecv, Bytes(boundary_bytes), lc.groups().pp).value();
+        lc.collectives().time(Op::kSendRecv, Bytes(boundary_bytes), lc.groups().pp).value();
     // 1F1B blocks on each activation / gradient exchange; the interleaved schedule overlaps them in
     // steady state and only the fill and drain wait.
     pp_comm = p.vpp > 1 ? 2.0 * static_cast<double>(p.pp - 1) * t_p2p
@@ -126,7 +126,7 @@ Result estimate_step(const Scenario& s, const EstimateOptions& options) {
   std::vector<DpCost> dp_costs;
   double offset = 0;
   for (std::size_t i = 0; i < stage_costs.size(); ++i) {
-    dp_costs.push_back(dp_and_optimizer(s, lc.groups(), lc.kernels(), params[i], stage_costs[i]));
+    dp_costs.push_back(dp_and_optimizer(s, lc.groups(), lc.kernels(), lc.collectives(), params[i], stage_costs[i]));
     const double end = pipeline - offset + dp_costs.back().exposed + dp_costs.back().optimizer;
     if (end > best_end + 1e-15) {
       best_end = end;
@@ -156,7 +156,7 @@ Result estimate_step(const Scenario& s, const EstimateOptions& options) {
 
   MemoryInputs memory;
   memory.compute = options.memory;
-  finish_result(r, stages, memory);
+  finish_result(r, stages, memory, &lc);
   return r;
 }
 

@@ -8,7 +8,8 @@ namespace moesim::estimate {
 
 struct EstimateOptions {
   /// false skips the result's memory section (left empty): for callers that ran the memory model
-  /// themselves, such as the planner's search, which calls this tens of thousands of times.
+  /// themselves, such as the planner's search, which calls this tens of thousands of times. It also
+  /// leaves out a calibration profile's per-kind account in the warnings (one line names the profile).
   bool memory = true;
 };
 

@@ -211,11 +211,11 @@ struct Topology::Impl {
     return true;
   }
 
-  /// The PCIe link between GPU `gpu` and one of its NICs (outgoing when `leaving`), preferring the
-  /// NIC on `rail`.
-  [[nodiscard]] std::int32_t nic_link(std::int32_t gpu, bool leaving, std::int32_t rail) const {
+  /// The PCIe link between GPU node `gpu_node` and one of its NICs (outgoing when `leaving`),
+  /// preferring the NIC on `rail`.
+  [[nodiscard]] std::int32_t nic_link(std::int32_t gpu_node, bool leaving, std::int32_t rail) const {
     std::int32_t found = -1;
-    for (std::int32_t l : leaving ? out[static_cast<std::size_t>(gpu)] : in[static_cast<std::size_t>(gpu)]) {
+    for (std::int32_t l : leaving ? out[static_cast<std::size_t>(gpu_node)] : in[static_cast<std::size_t>(gpu_node)]) {
       const TopoLink& link = links[static_cast<std::size_t>(l)];
       const TopoNode& nic = nodes[static_cast<std::size_t>(leaving ? link.dst : link.src)];
       if (link.tier != LinkTier::kPcie || nic.kind != NodeKind::kNic) continue;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -136,11 +138,17 @@ Plan finish_plan(const PlanRequest& request, const std::vector<SearchEvaluation>
                                                ev.feasible.size());
   const std::size_t rows = std::min(ev.feasible.size(), std::max(k, static_cast<std::size_t>(std::max<std::int64_t>(request.top, 1))));
   plan.rows.resize(rows);
+  // A simulation takes up to seconds: a stop request is honoured before each one.
+  auto check_stop = [&] {
+    if (options.stop_requested && options.stop_requested()) throw StoppedError("stopped while simulating the finalists");
+  };
   parallel_for(static_cast<std::int64_t>(rows), threads, [&](std::int64_t i) {
+    check_stop();
     PlanRow& row = plan.rows[static_cast<std::size_t>(i)];
     row.estimate = ev.feasible[static_cast<std::size_t>(i)];
     const Scenario s = scenario_for(request, row.estimate.candidate);
-    row.simulated = static_cast<std::size_t>(i) < k;
+    // A finalist too large to simulate op by op (sim::kMaxLayerPasses) keeps its estimate.
+    row.simulated = static_cast<std::size_t>(i) < k && sim::simulation_fits(s);
     row.result = row.simulated ? sim::simulate_step(s).result : estimate::estimate_step(s);
   });
   std::stable_sort(plan.rows.begin(), plan.rows.begin() + static_cast<std::ptrdiff_t>(k), [&](const PlanRow& a, const PlanRow& b) {
@@ -196,10 +204,19 @@ Plan finish_plan(const PlanRequest& request, const std::vector<SearchEvaluation>
   // Sensitivity of the best simulated rows to routing skew: every EP rank simulated with its own load.
   if (request.skew_sensitivity && request.base.model.is_moe() && k > 0) {
     const std::size_t top = std::min(kSkewRows, k);
-    plan.skew.resize(top * std::size(kSkewSigmas));
-    parallel_for(static_cast<std::int64_t>(plan.skew.size()), threads, [&](std::int64_t i) {
-      const std::size_t row = static_cast<std::size_t>(i) / std::size(kSkewSigmas);
-      const double sigma = kSkewSigmas[static_cast<std::size_t>(i) % std::size(kSkewSigmas)];
+    // Under skew every EP rank is simulated: rows too large for that are left out.
+    std::vector<std::pair<std::size_t, double>> runs;
+    for (std::size_t row = 0; row < top; ++row) {
+      for (const double sigma : kSkewSigmas) {
+        if (sim::simulation_fits(skewed(scenario_for(request, plan.rows[row].estimate.candidate), sigma))) {
+          runs.emplace_back(row, sigma);
+        }
+      }
+    }
+    plan.skew.resize(runs.size());
+    parallel_for(static_cast<std::int64_t>(runs.size()), threads, [&](std::int64_t i) {
+      check_stop();
+      const auto [row, sigma] = runs[static_cast<std::size_t>(i)];
       const PlanRow& r = plan.rows[row];
       const Result skew = sim::simulate_step(skewed(scenario_for(request, r.estimate.candidate), sigma)).result;
       SkewSensitivity& out = plan.skew[static_cast<std::size_t>(i)];

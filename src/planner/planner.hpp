@@ -1,6 +1,7 @@
 #pragma once
 // `moesim plan`: enumerate ► prune (topology, layout rules, memory) ► rank by the closed-form
 // estimate ► simulate the best K and re-rank ► explain (docs/planner.md).
+#include <functional>
 #include <vector>
 
 #include "planner/parallel_for.hpp"
@@ -11,6 +12,8 @@ namespace moesim::planner {
 struct PlanOptions {
   int threads = 0;    ///< 0 = every hardware thread
   Progress progress;  ///< search progress (the simulation of finalists is short)
+  /// Polled before each simulation; true throws StoppedError (the CLI reports the search's best).
+  std::function<bool()> stop_requested;
 };
 
 /// Joins the search of every shard (or the single search of one process), simulates the finalists,

@@ -1,6 +1,7 @@
 #include "planner/search.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -62,50 +63,105 @@ CandidateOutcome evaluate_candidate(const PlanRequest& request, const Candidate&
   return out;
 }
 
-SearchEvaluation search(const PlanRequest& request, const SearchOptions& options) {
-  if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) {
-    throw InputError("--shard", fmt::format("{}/{}", options.shard, options.shards), "shard i/N needs 0 <= i < N",
-                     "0/1 … N-1/N");
-  }
-  std::vector<Candidate> all = enumerate_candidates(request);
-  std::vector<Candidate> mine;
-  for (const auto& c : all) {
-    if (c.index % options.shards == options.shard) mine.push_back(c);
-  }
-  std::vector<CandidateOutcome> outcomes(mine.size());
-  parallel_for(
-      static_cast<std::int64_t>(mine.size()), resolve_threads(options.threads),
-      [&](std::int64_t i) { outcomes[static_cast<std::size_t>(i)] = evaluate_candidate(request, mine[static_cast<std::size_t>(i)]); },
-      options.progress);
+namespace {
 
-  SearchEvaluation ev;
-  ev.shard = options.shard;
-  ev.shards = options.shards;
-  ev.considered = static_cast<std::int64_t>(mine.size());
-  const double capacity = request.base.system.gpu.hbm_capacity.value();
-  for (std::size_t i = 0; i < mine.size(); ++i) {
-    CandidateOutcome& o = outcomes[i];
-    if (o.feasible) {
-      ev.feasible.push_back(o.estimate);
-      continue;
-    }
-    auto it = std::find_if(ev.rejections.begin(), ev.rejections.end(), [&](const Rejection& r) { return r.reason == o.reason; });
-    if (it == ev.rejections.end()) {
-      ev.rejections.push_back({o.reason, 0, mine[i], o.detail});
-      it = ev.rejections.end() - 1;
-    }
-    ++it->count;
-    if (o.memory_only && (!ev.smallest.present || o.peak_bytes < ev.smallest.peak_bytes)) {
-      ev.smallest = {true, mine[i], o.peak_bytes, o.peak_stage, capacity};
-    }
+// Folds one candidate's outcome into the search. Called in enumeration order, it keeps each
+// rejection reason's lowest-index example and the first smallest footprint, whatever the blocks.
+void absorb(SearchEvaluation& ev, const Candidate& c, CandidateOutcome& o, double capacity) {
+  ++ev.considered;
+  if (o.feasible) {
+    ev.feasible.push_back(o.estimate);
+    return;
   }
+  auto it = std::find_if(ev.rejections.begin(), ev.rejections.end(), [&](const Rejection& r) { return r.reason == o.reason; });
+  if (it == ev.rejections.end()) {
+    ev.rejections.push_back({o.reason, 0, c, o.detail});
+    it = ev.rejections.end() - 1;
+  }
+  ++it->count;
+  if (o.memory_only && (!ev.smallest.present || o.peak_bytes < ev.smallest.peak_bytes)) {
+    ev.smallest = {true, c, o.peak_bytes, o.peak_stage, capacity};
+  }
+}
+
+// Best first; the candidate index breaks ties, so the order is total and does not depend on how the
+// list was built.
+void sort_feasible(const PlanRequest& request, SearchEvaluation& ev) {
   std::sort(ev.feasible.begin(), ev.feasible.end(), [&](const CandidateEstimate& a, const CandidateEstimate& b) {
     const double sa = objective_score(request, a.candidate.gpus, a.step_time_s);
     const double sb = objective_score(request, b.candidate.gpus, b.step_time_s);
     if (sa != sb) return sa > sb;
     return a.candidate.index < b.candidate.index;
   });
-  return ev;
+}
+
+}  // namespace
+
+SearchRun run_search(const PlanRequest& request, const SearchOptions& options) {
+  if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) {
+    throw InputError("--shard", fmt::format("{}/{}", options.shard, options.shards), "shard i/N needs 0 <= i < N",
+                     "0/1 … N-1/N");
+  }
+  std::vector<Candidate> mine;
+  for (const auto& c : enumerate_candidates(request)) {
+    if (c.index % options.shards == options.shard) mine.push_back(c);
+  }
+  SearchRun run;
+  run.total = static_cast<std::int64_t>(mine.size());
+  SearchEvaluation& ev = run.evaluation;
+  ev.shard = options.shard;
+  ev.shards = options.shards;
+  if (options.resume != nullptr) {
+    const SearchEvaluation& r = *options.resume;
+    if (r.shard != options.shard || r.shards != options.shards) {
+      throw InputError("/search/shard", fmt::format("{}/{}", r.shard, r.shards), "the checkpoint is of another shard",
+                       fmt::format("{}/{}", options.shard, options.shards));
+    }
+    if (r.considered > run.total) {
+      throw InputError("/search/considered", std::to_string(r.considered),
+                       "the checkpoint covers more candidates than this shard has", "at most " + std::to_string(run.total));
+    }
+    ev = r;
+  }
+  const double capacity = request.base.system.gpu.hbm_capacity.value();
+  const int threads = resolve_threads(options.threads);
+  // Blocks short enough (well under a second) that a stop request or a checkpoint comes soon.
+  const std::int64_t block = std::max<std::int64_t>(256, 128 * static_cast<std::int64_t>(threads));
+  using Clock = std::chrono::steady_clock;
+  auto last_checkpoint = Clock::now();
+  auto save = [&] {
+    SearchEvaluation so_far = ev;
+    sort_feasible(request, so_far);
+    options.checkpoint(so_far, run.total);
+    last_checkpoint = Clock::now();
+  };
+  std::vector<CandidateOutcome> outcomes;
+  while (ev.considered < run.total) {
+    if (options.stop_requested && options.stop_requested()) {
+      if (options.checkpoint) save();
+      break;
+    }
+    const std::int64_t first = ev.considered;
+    const std::int64_t n = std::min(block, run.total - first);
+    outcomes.assign(static_cast<std::size_t>(n), CandidateOutcome{});
+    parallel_for(n, threads, [&](std::int64_t i) {
+      outcomes[static_cast<std::size_t>(i)] = evaluate_candidate(request, mine[static_cast<std::size_t>(first + i)]);
+    });
+    for (std::int64_t i = 0; i < n; ++i) {
+      absorb(ev, mine[static_cast<std::size_t>(first + i)], outcomes[static_cast<std::size_t>(i)], capacity);
+    }
+    if (options.progress) options.progress(ev.considered, run.total);
+    const std::chrono::duration<double> since = Clock::now() - last_checkpoint;
+    if (options.checkpoint && ev.considered < run.total && since.count() >= options.checkpoint_every_s) save();
+  }
+  sort_feasible(request, ev);
+  return run;
+}
+
+SearchEvaluation search(const PlanRequest& request, const SearchOptions& options) {
+  SearchOptions o = options;
+  o.stop_requested = nullptr;
+  return run_search(request, o).evaluation;
 }
 
 }  // namespace moesim::planner

@@ -16,7 +16,7 @@ std::string collective_rows_to_json_text(const std::vector<CollectiveRow>& rows)
                    {"algorithm", r.algorithm},
                    {"fidelity", r.fidelity}});
   }
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace moesim::report

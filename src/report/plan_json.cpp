@@ -170,21 +170,35 @@ std::string plan_to_json_text(const Plan& p) {
   return plan_to_json(p).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-std::string search_shard_to_json_text(const PlanRequest& r, const SearchEvaluation& e) {
+namespace {
+
+Json search_document(const char* schema, const PlanRequest& r, const SearchEvaluation& e) {
   Json feasible = Json::array();
   for (const auto& f : e.feasible) feasible.push_back(estimate_to_json(f));
   Json rejections = Json::array();
   for (const auto& rj : e.rejections) rejections.push_back(rejection_to_json(rj));
-  const Json j{{"schema", kPlanShardSchema},
-               {"moesim_version", std::string(kVersion)},
-               {"request", plan_request_to_json(r)},
-               {"search", Json{{"shard", e.shard},
-                               {"shards", e.shards},
-                               {"considered", e.considered},
-                               {"feasible", feasible},
-                               {"rejections", rejections},
-                               {"smallest", smallest_to_json(e.smallest)}}}};
-  // Compact: a shard can hold tens of thousands of candidates and is read by programs, not people.
+  return Json{{"schema", schema},
+              {"moesim_version", std::string(kVersion)},
+              {"request", plan_request_to_json(r)},
+              {"search", Json{{"shard", e.shard},
+                              {"shards", e.shards},
+                              {"considered", e.considered},
+                              {"feasible", feasible},
+                              {"rejections", rejections},
+                              {"smallest", smallest_to_json(e.smallest)}}}};
+}
+
+}  // namespace
+
+// Compact: a shard can hold tens of thousands of candidates and is read by programs, not people.
+std::string search_shard_to_json_text(const PlanRequest& r, const SearchEvaluation& e) {
+  return search_document(kPlanShardSchema, r, e).dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string search_checkpoint_to_json_text(const PlanRequest& r, const SearchEvaluation& e, std::int64_t done,
+                                           std::int64_t total) {
+  Json j = search_document(kPlanCheckpointSchema, r, e);
+  j["progress"] = Json{{"done", done}, {"total", total}};
   return j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

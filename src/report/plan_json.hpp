@@ -12,7 +12,6 @@
 namespace moesim::report {
 
 inline constexpr const char* kPlanSchema = "moesim.plan/1";
-inline constexpr const char* kPlanShardSchema = "moesim.plan-shard/1";
 
 [[nodiscard]] nlohmann::json plan_request_to_json(const PlanRequest& r);
 /// Compact text of the request: shards of one plan have identical text.
@@ -21,5 +20,8 @@ inline constexpr const char* kPlanShardSchema = "moesim.plan-shard/1";
 [[nodiscard]] nlohmann::json plan_to_json(const Plan& p);
 [[nodiscard]] std::string plan_to_json_text(const Plan& p);
 [[nodiscard]] std::string search_shard_to_json_text(const PlanRequest& r, const SearchEvaluation& e);
+/// A sweep's checkpoint: the search of the shard's first `done` of `total` candidates (moesim.plan-checkpoint/1).
+[[nodiscard]] std::string search_checkpoint_to_json_text(const PlanRequest& r, const SearchEvaluation& e, std::int64_t done,
+                                                         std::int64_t total);
 
 }  // namespace moesim::report

@@ -23,7 +23,7 @@ std::string skew_to_json_text(const SkewSweep& sweep) {
                            {"redundant_experts_per_rank", sweep.redundant_experts_per_rank},
                            {"balanced_step_time_s", sweep.balanced_step_time_s},
                            {"points", rows}};
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace moesim::report

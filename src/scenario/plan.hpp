@@ -10,6 +10,11 @@
 
 namespace moesim {
 
+/// Schemas of the partial searches a plan writes and reads back (config/plan_loader, report/plan_json).
+inline constexpr const char* kPlanShardSchema = "moesim.plan-shard/1";
+inline constexpr const char* kPlanCheckpointSchema = "moesim.plan-checkpoint/1";
+
+
 /// What "best" means. For one GPU count the three order layouts identically (they are all tokens per
 /// second for a fixed cluster); they differ when the GPU count is searched too.
 enum class PlanObjective { kThroughput, kTokensPerGpuHour, kTimeToTokens };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/precision.hpp"
+#include "hw/profile.hpp"
 #include "hw/system_spec.hpp"
 #include "model/counts.hpp"
 #include "model/model_spec.hpp"
@@ -100,7 +101,10 @@ struct Scenario {
   std::string topology_file;
   /// Assumptions made while loading that the result must report (a topology file no preset matches).
   std::vector<std::string> load_warnings;
-  std::string profile;  ///< system.profile: calibration profile path ("" = datasheet figures)
+  std::string profile;  ///< system.profile as written: a profile file or a checked-in name ("" = datasheet figures)
+  /// The profile system.profile names, read and checked against system.gpu by the loader (nullptr:
+  /// none). Shared: scenarios are copied freely (docs/profile.md).
+  std::shared_ptr<const hw::Profile> calibration;
   TrainingSpec training;
   ParallelSpec parallel;
   Precision precision = Precision::kBf16;

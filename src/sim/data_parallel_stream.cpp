@@ -61,8 +61,8 @@ void StepSimulation::start_next_dp(std::int64_t st) {
   const double per_param =
       job.op == Op::kAllGather ? estimate::param_gather_bytes_per_param(s_) : estimate::grad_reduce_bytes_per_param(s_);
   const double bytes = job.params * per_param;
-  const double t = collective::collective_time(s_.system, job.op, Bytes(bytes), g).value();
-  const double latency = collective::collective_time(s_.system, job.op, Bytes(1), g).value();
+  const double t = costs_.collectives().time(job.op, Bytes(bytes), g).value();
+  const double latency = costs_.collectives().latency(job.op, g).value();
   const SimTime start = queue_.now();
   ports_.transfer(st, PortNetwork::tier_of(g), Direction::kBoth, t, latency, start,
                   [this, st, job, start, bytes](engine::FlowId, SimTime) {

@@ -17,9 +17,8 @@ bool StepSimulation::end_pass(std::int64_t st, const PipelinePass& pass) {
   const std::size_t k = slot(to_pass);
   const SimTime start = queue_.now();
   receiver.send_start[k] = start;
-  const double t = collective::collective_time(s_.system, Op::kSendRecv, Bytes(boundary_bytes_),
-                                               costs_.groups().pp).value();
-  const double latency = collective::collective_time(s_.system, Op::kSendRecv, Bytes(1), costs_.groups().pp).value();
+  const double t = costs_.collectives().time(Op::kSendRecv, Bytes(boundary_bytes_), costs_.groups().pp).value();
+  const double latency = costs_.collectives().latency(Op::kSendRecv, costs_.groups().pp).value();
   // 1F1B exchanges activations with blocking batched send/recv; the interleaved schedule overlaps
   // them with compute (overlap_p2p_comm, as Megatron's recipes run it) until the next pass of the
   // same direction, which waits on the handle.

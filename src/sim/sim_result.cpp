@@ -39,7 +39,7 @@ SimOutput StepSimulation::finish() {
   estimate::MemoryInputs memory;
   memory.expert_load_factor = ep_sim_ > 1 ? imbalance_max_ : 1.0;
   memory.redundant_experts_per_rank = replaced ? static_cast<double>(options_.redundant_experts_per_rank) : 0.0;
-  estimate::finish_result(r, stages_, memory);
+  estimate::finish_result(r, stages_, memory, &costs_);
   if (options_.redundant_experts_per_rank >= 0 && ep_sim_ > 1) {
     r.warnings.push_back(fmt::format(
         "experts re-placed EPLB-style with {} redundant slot(s) per EP rank from each layer's expected loads "

@@ -38,7 +38,7 @@ TEST_CASE("every invalid scenario is refused with its expected message") {
         "tp-not-dividing-heads", "ep-not-dividing-experts", "gpus-not-divisible", "global-batch-not-divisible",
         "nvfp4-on-h100", "unknown-model-preset", "unknown-system-preset", "missing-hf-config", "dp-disagrees",
         "absurd-gpus", "schema-mismatch", "topology-missing-file", "topology-dangling-link", "topology-with-preset",
-        "topology-gpus-disagree"}) {
+        "topology-gpus-disagree", "profile-gpu-mismatch", "profile-missing", "profile-negative-time"}) {
     CAPTURE(required);
     CHECK(std::binary_search(cases.begin(), cases.end(), required));
   }
@@ -49,8 +49,10 @@ TEST_CASE("every invalid scenario is refused with its expected message") {
     REQUIRE_MESSAGE(fs::exists(expect), "missing " << expect);
     const std::string expected = first_line(read_text_file(expect));
     // The scenario file, or the file it names when that one is at fault (a missing hf_config, a broken
-    // topology file, which topology-dangling-link borrows from tests/invalid-topology/).
-    CHECK((expected.starts_with("tests/invalid/") || expected.starts_with("tests/invalid-topology/")));
+    // topology file, which topology-dangling-link borrows from tests/invalid-topology/, a broken
+    // calibration profile from tests/invalid-profile/).
+    CHECK((expected.starts_with("tests/invalid/") || expected.starts_with("tests/invalid-topology/") ||
+           expected.starts_with("tests/invalid-profile/")));
     CHECK(refusal(json) == expected);
   }
 }

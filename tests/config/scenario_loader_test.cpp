@@ -151,9 +151,10 @@ TEST_CASE("the scenario echo loads back to the same scenario and the same text")
 }
 
 TEST_CASE("the echo keeps overrides: GPU type, profile, routing parameters, attention backend, convention") {
+  fs::current_path(test::source_dir());  // the profile path is relative to the scenario's folder, "."
   Json j = small_scenario();
   j["system"]["gpu"] = "h200-sxm";
-  j["system"]["profile"] = "profiles/h200.json";
+  j["system"]["profile"] = "tests/profile/data/h200-synthetic.json";
   j["training"]["attention_backend"] = "unfused";
   j["flops_convention"] = "full-s2";
   j["moe"] = Json::parse(R"({"dispatcher": "deepep", "grouped_gemm": false,
@@ -164,7 +165,9 @@ TEST_CASE("the echo keeps overrides: GPU type, profile, routing parameters, atte
   const Scenario s = parse(j);
   CHECK(s.system.name == "hgx-h100");
   CHECK(s.system.gpu.name == "h200-sxm");
-  CHECK(s.profile == "profiles/h200.json");
+  CHECK(s.profile == "tests/profile/data/h200-synthetic.json");
+  REQUIRE(s.calibration);
+  CHECK(s.calibration->provenance.gpu == "h200-sxm");
   CHECK(s.attention_backend == AttentionBackend::kUnfused);
   CHECK(s.flops_convention == model::FlopsConvention::kFullS2);
   CHECK(s.moe.dispatcher == Dispatcher::kDeepep);
@@ -176,7 +179,8 @@ TEST_CASE("the echo keeps overrides: GPU type, profile, routing parameters, atte
   CHECK(s.parallel.tp_comm_overlap);
   CHECK(s.seed == 123456789012345u);
   const Json echo = report::scenario_to_json(s);
-  CHECK(echo["system"] == Json::parse(R"({"preset": "hgx-h100", "gpus": 16, "gpu": "h200-sxm", "profile": "profiles/h200.json"})"));
+  CHECK(echo["system"] == Json::parse(R"({"preset": "hgx-h100", "gpus": 16, "gpu": "h200-sxm",
+                                          "profile": "tests/profile/data/h200-synthetic.json"})"));
   CHECK(echo["recompute"] == Json::parse(R"({"granularity": "full"})"));
   CHECK(echo["moe"]["capacity_factor"].is_null());
   CHECK(echo["moe"]["routing"]["alpha"] == 0.3);

@@ -154,14 +154,15 @@ TEST_CASE("every figure derived from a topology file names its origin") {
 }
 
 TEST_CASE("the echo of a topology scenario names the file as written and loads back") {
-  Json system{{"topology", "topologies/hgx-h100-16.json"}, {"gpu", "h200-sxm"}, {"profile", "p.json"}};
+  Json system{{"topology", "topologies/hgx-h100-16.json"}, {"gpu", "h200-sxm"},
+              {"profile", "tests/profile/data/h200-synthetic.json"}};
   const Scenario s = parse_here(scenario_on(system));
   CHECK(s.system.gpu.name == "h200-sxm");
   CHECK(s.system.gpus == 16);
   CHECK(s.system.nvlink_efficiency == 0.822);  // hgx-h100's: matched on the file's GPU, as a preset keeps its figures
   const Json echo = report::scenario_to_json(s);
   CHECK(echo["system"] == Json::parse(R"({"topology": "topologies/hgx-h100-16.json", "gpus": 16, "gpu": "h200-sxm",
-                                          "profile": "p.json"})"));
+                                          "profile": "tests/profile/data/h200-synthetic.json"})"));
   const Scenario again = parse_here(echo);
   CHECK(report::scenario_to_json(again) == echo);
 }

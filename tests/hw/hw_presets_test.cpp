@@ -128,7 +128,9 @@ TEST_CASE("GEMM efficiencies are the published sustained (longest-running) matmu
                                                                   {"mamf-b200-bf16", "b200"},
                                                                   {"mamf-b300-bf16", "b300"},
                                                                   {"mamf-gb200-bf16", "gb200"}};
-  for (const auto& [id, gpu] : pairs) {
+  for (const auto& pair : pairs) {
+    const std::string& id = pair.first;  // not a structured binding: clang 14 cannot capture those (CAPTURE)
+    const std::string& gpu = pair.second;
     CAPTURE(id);
     const Json* point = nullptr;
     for (const auto& p : points) {

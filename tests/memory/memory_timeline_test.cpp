@@ -185,7 +185,9 @@ TEST_CASE("mixed dense and MoE layers: the timeline's peak is at most rank_memor
   // rank_memory adds the stage's largest one-at-a-time buffer (the MoE kind's) to its largest saved
   // level; the timeline knows which layer runs then. DeepSeek-V3's first three layers are dense, so
   // on stage 0 the op at the saved peak may be a dense layer with smaller buffers.
-  for (const auto& [pp, vpp] : {std::pair<std::int64_t, std::int64_t>{8, 4}, {16, 1}}) {
+  for (const auto& layout : {std::pair<std::int64_t, std::int64_t>{8, 4}, {16, 1}}) {
+    const std::int64_t pp = layout.first;  // not a structured binding: clang 14 cannot capture those (CAPTURE)
+    const std::int64_t vpp = layout.second;
     CAPTURE(pp);
     CAPTURE(vpp);
     Scenario s = deepseek_v3(pp, vpp);

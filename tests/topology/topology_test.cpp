@@ -214,7 +214,9 @@ TEST_CASE("partial last node and rack") {
 }
 
 TEST_CASE("every route is a connected chain: all pairs of a 2-node and a 2-rack system") {
-  for (const auto& [name, gpus] : std::vector<std::pair<std::string, std::int64_t>>{{"hgx-h100", 16}, {"gb200-nvl72", 144}}) {
+  for (const auto& system : std::vector<std::pair<std::string, std::int64_t>>{{"hgx-h100", 16}, {"gb200-nvl72", 144}}) {
+    const std::string& name = system.first;  // not a structured binding: clang 14 cannot capture those (CAPTURE)
+    const std::int64_t gpus = system.second;
     CAPTURE(name);
     const hw::Topology t = preset(name, gpus);
     for (bool pxn : {true, false}) {
@@ -311,7 +313,9 @@ TEST_CASE("ECMP is deterministic and spreads pairs evenly over the spines") {
   }
   REQUIRE(per_spine.size() == 8);
   const double mean = crossing / 8.0;
-  for (const auto& [spine, n] : per_spine) {
+  for (const auto& entry : per_spine) {
+    const auto& spine = entry.first;  // not a structured binding: clang 14 cannot capture those (CAPTURE)
+    const auto n = entry.second;
     CAPTURE(spine);
     CHECK(n > 0.85 * mean);
     CHECK(n < 1.15 * mean);

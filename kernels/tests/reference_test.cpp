@@ -1,0 +1,310 @@
+// The CPU references the GPU kernels are checked against, checked themselves against independent
+// computations (a full sort, a nearest-value search, finite differences, identities and bounds).
+// Plain C++: runs on any machine (label "unit").
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+#include "kernels/numeric.hpp"
+#include "kernels/reference/attention_ref.hpp"
+#include "kernels/reference/cast_ref.hpp"
+#include "kernels/reference/compare.hpp"
+#include "kernels/reference/gemm_ref.hpp"
+#include "kernels/reference/permute_ref.hpp"
+#include "kernels/reference/router_ref.hpp"
+#include "kernels/reference/stats.hpp"
+
+using namespace moesim::kernels;
+
+namespace {
+
+std::vector<float> random_floats(std::size_t n, std::uint64_t seed, float amplitude) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = random_uniform(seed, i) * amplitude;
+  return v;
+}
+
+// E4M3 by search: the nearest of the 127 finite non-negative codes, ties to the even code, and
+// saturation at 448: independent of float_to_e4m3's bit arithmetic.
+std::uint8_t e4m3_by_search(float x) {
+  const float a = std::fabs(x);
+  std::uint8_t best = 0;
+  double best_d = 1e300;
+  for (int c = 0; c <= 0x7e; ++c) {
+    const double d = std::fabs(static_cast<double>(e4m3_to_float(static_cast<std::uint8_t>(c))) - a);
+    if (d < best_d || (d == best_d && (c & 1) == 0)) {
+      best_d = d;
+      best = static_cast<std::uint8_t>(c);
+    }
+  }
+  return static_cast<std::uint8_t>(best | (std::signbit(x) ? 0x80 : 0));
+}
+
+}  // namespace
+
+TEST_CASE("random_uniform is in [-1, 1), varied, and the same for the same (seed, index)") {
+  double sum = 0;
+  float lo = 1, hi = -1;
+  for (std::uint64_t i = 0; i < 100000; ++i) {
+    const float u = random_uniform(7, i);
+    CHECK(u >= -1.0f);
+    CHECK(u < 1.0f);
+    lo = std::min(lo, u);
+    hi = std::max(hi, u);
+    sum += u;
+  }
+  CHECK(std::fabs(sum / 100000) < 0.01);
+  CHECK(lo < -0.99f);
+  CHECK(hi > 0.99f);
+  CHECK(random_uniform(7, 12345) == random_uniform(7, 12345));
+  CHECK(random_uniform(7, 12345) != random_uniform(8, 12345));
+}
+
+TEST_CASE("bf16: round to nearest even, NaN kept") {
+  CHECK(float_to_bf16(1.0f) == 0x3f80);
+  CHECK(float_to_bf16(1.0f + 0x1p-8f) == 0x3f80);        // tie, down to even
+  CHECK(float_to_bf16(1.0f + 3 * 0x1p-8f) == 0x3f82);    // tie, up to even
+  CHECK(float_to_bf16(1.0f + 0x1p-8f + 0x1p-20f) == 0x3f81);
+  CHECK(float_to_bf16(-2.5f) == 0xc020);
+  CHECK(std::isnan(bf16_to_float(float_to_bf16(std::nanf("")))));
+  for (const float f : random_floats(10000, 3, 100.0f)) {
+    const float r = bf16_to_float(float_to_bf16(f));
+    CHECK(std::fabs(r - f) <= std::fabs(f) * 0x1p-8f);
+  }
+}
+
+TEST_CASE("e4m3: every code round-trips; conversion matches a nearest-value search") {
+  for (int c = 0; c < 256; ++c) {
+    const auto code = static_cast<std::uint8_t>(c);
+    if ((c & 0x7f) == 0x7f) {
+      CHECK(std::isnan(e4m3_to_float(code)));
+      continue;
+    }
+    CHECK(float_to_e4m3(e4m3_to_float(code)) == code);
+  }
+  CHECK(e4m3_to_float(0x7e) == 448.0f);
+  CHECK(e4m3_to_float(0x01) == 0x1p-9f);
+  CHECK(e4m3_to_float(0x08) == 0x1p-6f);
+  CHECK(float_to_e4m3(1000.0f) == 0x7e);
+  CHECK(float_to_e4m3(-1e30f) == 0xfe);
+  CHECK(float_to_e4m3(INFINITY) == 0x7e);
+  CHECK(float_to_e4m3(std::nanf("")) == 0x7f);
+  CHECK(float_to_e4m3(0x1p-10f) == 0x00);  // half the smallest subnormal: tie to even zero
+  CHECK(float_to_e4m3(0x1.8p-10f) == 0x01);
+  // Midpoints between neighbouring codes go to the even one.
+  for (int c = 0; c < 0x7e; ++c) {
+    const float mid = (e4m3_to_float(static_cast<std::uint8_t>(c)) + e4m3_to_float(static_cast<std::uint8_t>(c + 1))) / 2;
+    CHECK(float_to_e4m3(mid) == ((c & 1) ? c + 1 : c));
+  }
+  for (const float f : random_floats(20000, 11, 500.0f)) CHECK(float_to_e4m3(f) == e4m3_by_search(f));
+  for (const float f : random_floats(20000, 12, 0.02f)) CHECK(float_to_e4m3(f) == e4m3_by_search(f));  // subnormals
+}
+
+TEST_CASE("e2m1 decodes the eight magnitudes and the sign") {
+  const float want[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+  for (int c = 0; c < 8; ++c) {
+    CHECK(e2m1_to_float(static_cast<std::uint8_t>(c)) == want[c]);
+    CHECK(e2m1_to_float(static_cast<std::uint8_t>(c | 8)) == -want[c]);
+  }
+}
+
+TEST_CASE("stats: percentiles interpolate linearly; spread is p90 - p10") {
+  std::vector<double> v(11);
+  std::iota(v.begin(), v.end(), 1.0);
+  std::reverse(v.begin(), v.end());
+  const Summary s = summarize(v);
+  CHECK(s.median == 6.0);
+  CHECK(s.p10 == doctest::Approx(2.0));
+  CHECK(s.p90 == doctest::Approx(10.0));
+  CHECK(s.spread() == doctest::Approx(8.0));
+  CHECK(s.min == 1.0);
+  CHECK(s.repeats == 11);
+  CHECK(summarize({4.0, 1.0}).median == 2.5);
+  CHECK(summarize({}).repeats == 0);
+}
+
+TEST_CASE("compare: relative L2, the worst element, and non-finite values never pass") {
+  const Comparison c = compare({1.0, 2.0, 3.1}, {1.0, 2.0, 3.0});
+  CHECK(c.rel_l2 == doctest::Approx(0.1 / std::sqrt(14.0)));
+  CHECK(c.worst == 2);
+  CHECK(c.ok(0.03));
+  CHECK_FALSE(c.ok(0.01));
+  const Comparison n = compare({NAN, 2.0}, {1.0, 2.0});
+  CHECK(n.nonfinite == 1);
+  CHECK_FALSE(n.ok(1.0));
+  CHECK_THROWS_AS(require_close(n, 1.0, "x"), std::runtime_error);
+  CHECK_THROWS_AS((void)compare({1.0}, {1.0, 2.0}), std::invalid_argument);
+}
+
+TEST_CASE("router: top-k equals a full sort's first k, ties to the lower expert; probabilities") {
+  for (const int experts : {1, 8, 61, 64, 256, 512}) {
+    for (const int k : {1, 2, 8, 16}) {
+      if (k > experts) continue;
+      for (int t = 0; t < 20; ++t) {
+        auto logits = random_floats(static_cast<std::size_t>(experts), 100 + static_cast<std::uint64_t>(t), 4.0f);
+        if (experts >= 8) logits[3] = logits[5] = 10.0f;  // a tie at the top
+        std::vector<std::int32_t> idx(static_cast<std::size_t>(k));
+        std::vector<float> p(static_cast<std::size_t>(k));
+        router_reference_row(logits.data(), experts, k, RouterScoring::kSoftmax, idx.data(), p.data());
+        CHECK(idx == topk_by_full_sort(logits.data(), experts, k));
+        if (experts >= 8) CHECK(idx[0] == 3);
+        for (int r = 1; r < k; ++r) CHECK(p[static_cast<std::size_t>(r)] <= p[static_cast<std::size_t>(r - 1)]);
+        router_reference_row(logits.data(), experts, k, RouterScoring::kSigmoid, idx.data(), p.data());
+        CHECK(idx == topk_by_full_sort(logits.data(), experts, k));
+        CHECK(std::accumulate(p.begin(), p.end(), 0.0) == doctest::Approx(1.0));  // normalised over the top-k
+      }
+    }
+  }
+  // Softmax over all experts: with k = experts the probabilities are the whole softmax.
+  const auto logits = random_floats(64, 9, 3.0f);
+  std::vector<std::int32_t> idx(64);
+  std::vector<float> p(64);
+  router_reference_row(logits.data(), 64, 64, RouterScoring::kSoftmax, idx.data(), p.data());
+  CHECK(std::accumulate(p.begin(), p.end(), 0.0) == doctest::Approx(1.0).epsilon(1e-6));
+}
+
+TEST_CASE("permute: the map groups copies by expert in token order; permute then unpermute is the identity") {
+  const int tokens = 50, experts = 7;
+  for (const int k : {1, 3}) {
+    std::vector<std::int32_t> choice(static_cast<std::size_t>(tokens * k));
+    for (std::size_t i = 0; i < choice.size(); ++i) choice[i] = static_cast<std::int32_t>((i * 5 + i / 3) % experts);
+    const RoutingMap map = build_routing_map(choice, tokens, k, experts);
+    CHECK(std::accumulate(map.tokens_per_expert.begin(), map.tokens_per_expert.end(), 0) == tokens * k);
+    for (std::size_t copy = 0; copy < choice.size(); ++copy) {
+      const std::int32_t row = map.permuted_row[copy];
+      CHECK(map.permuted_token[static_cast<std::size_t>(row)] == static_cast<std::int32_t>(copy / static_cast<std::size_t>(k)));
+    }
+    // Rows of one expert are contiguous and in ascending token order.
+    for (std::size_t r = 1; r < map.permuted_token.size(); ++r) {
+      const auto expert_of_row = [&](std::size_t row) {
+        for (std::size_t c = 0; c < choice.size(); ++c) {
+          if (map.permuted_row[c] == static_cast<std::int32_t>(row)) return choice[c];
+        }
+        return -1;
+      };
+      const int a = expert_of_row(r - 1), b = expert_of_row(r);
+      CHECK(a <= b);
+      if (a == b) CHECK(map.permuted_token[r - 1] < map.permuted_token[r]);
+    }
+    const int hidden = 24;
+    std::vector<std::uint16_t> x(static_cast<std::size_t>(tokens * hidden)), permuted(static_cast<std::size_t>(tokens * k * hidden));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = random_bf16(77, i);
+    permute_reference(x.data(), hidden, map, permuted.data());
+    // Weights summing to one give each token back exactly (k = 1: weight 1; k = 3: 1/2, 1/4, 1/4).
+    std::vector<float> probs(choice.size(), 1.0f);
+    for (std::size_t c = 0; k == 3 && c < probs.size(); ++c) probs[c] = c % 3 == 0 ? 0.5f : 0.25f;
+    std::vector<double> row(static_cast<std::size_t>(hidden));
+    for (int t = 0; t < tokens; ++t) {
+      unpermute_reference_row(permuted.data(), hidden, map, probs.data(), t, row.data());
+      for (int c = 0; c < hidden; ++c) CHECK(row[static_cast<std::size_t>(c)] == bf16_to_float(x[static_cast<std::size_t>(t * hidden + c)]));
+    }
+  }
+  CHECK_THROWS_AS((void)build_routing_map({0, 9}, 2, 1, 4), std::invalid_argument);
+  CHECK_THROWS_AS((void)build_routing_map({0}, 2, 1, 4), std::invalid_argument);
+}
+
+TEST_CASE("softmax rows sum to one, masked columns are zero; the backward sums to zero") {
+  const int seq = 33;
+  const auto xf = random_floats(seq, 21, 5.0f);
+  const std::vector<double> x(xf.begin(), xf.end());
+  std::vector<double> p(seq), ds(seq);
+  for (const bool causal : {false, true}) {
+    for (const int row : {0, 7, seq - 1}) {
+      softmax_row_reference(x.data(), seq, row, causal, p.data());
+      CHECK(std::accumulate(p.begin(), p.end(), 0.0) == doctest::Approx(1.0).epsilon(1e-12));
+      for (int j = 0; j < seq; ++j) {
+        if (causal && j > row) CHECK(p[static_cast<std::size_t>(j)] == 0.0);
+        else CHECK(p[static_cast<std::size_t>(j)] > 0.0);
+      }
+      softmax_backward_row_reference(p.data(), x.data(), seq, ds.data());
+      CHECK(std::accumulate(ds.begin(), ds.end(), 0.0) == doctest::Approx(0.0).epsilon(1e-12));
+    }
+  }
+}
+
+TEST_CASE("attention: rows agree with the whole head; gradients agree with finite differences") {
+  const int seq = 6, dim = 4;
+  const auto q = random_floats(seq * dim, 31, 1.5f), k = random_floats(seq * dim, 32, 1.5f);
+  const auto v = random_floats(seq * dim, 33, 1.0f), dout = random_floats(seq * dim, 34, 1.0f);
+  for (const bool causal : {true, false}) {
+    const AttentionHeadReference ref = attention_head_reference(q.data(), k.data(), v.data(), dout.data(), seq, dim, causal, true);
+    std::vector<double> o(dim), dq(dim);
+    for (int i = 0; i < seq; ++i) {
+      attention_row_reference(q.data(), k.data(), v.data(), dout.data(), seq, dim, causal, i, o.data(), dq.data());
+      for (int d = 0; d < dim; ++d) {
+        CHECK(o[static_cast<std::size_t>(d)] == doctest::Approx(ref.o[static_cast<std::size_t>(i * dim + d)]));
+        CHECK(dq[static_cast<std::size_t>(d)] == doctest::Approx(ref.dq[static_cast<std::size_t>(i * dim + d)]));
+      }
+    }
+    // L = sum(O * dout): dL/dX by central differences for X = Q, K, V.
+    const auto loss = [&](const std::vector<float>& qq, const std::vector<float>& kk, const std::vector<float>& vv) {
+      const auto r = attention_head_reference(qq.data(), kk.data(), vv.data(), nullptr, seq, dim, causal, false);
+      double l = 0;
+      for (std::size_t i = 0; i < r.o.size(); ++i) l += r.o[i] * dout[i];
+      return l;
+    };
+    const float h = 1e-3f;
+    for (const std::size_t i : {std::size_t{0}, std::size_t{9}, std::size_t{23}}) {
+      auto qp = q, qm = q, kp = k, km = k, vp = v, vm = v;
+      qp[i] += h, qm[i] -= h, kp[i] += h, km[i] -= h, vp[i] += h, vm[i] -= h;
+      const double hq = static_cast<double>(qp[i]) - qm[i], hk = static_cast<double>(kp[i]) - km[i], hv = static_cast<double>(vp[i]) - vm[i];
+      CHECK(ref.dq[i] == doctest::Approx((loss(qp, k, v) - loss(qm, k, v)) / hq).epsilon(1e-3));
+      CHECK(ref.dk[i] == doctest::Approx((loss(q, kp, v) - loss(q, km, v)) / hk).epsilon(1e-3));
+      CHECK(ref.dv[i] == doctest::Approx((loss(q, k, vp) - loss(q, k, vm)) / hv).epsilon(1e-3));
+    }
+  }
+}
+
+TEST_CASE("cast: amax, scale, and the round trip within half an E4M3 step") {
+  std::vector<std::uint16_t> x(4096);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = random_bf16(41, i);
+  x[100] = float_to_bf16(-3.0f);  // the largest magnitude, negative
+  const float amax = amax_reference(x.data(), x.size());
+  CHECK(amax == 3.0f);
+  const float scale = fp8_scale_from_amax(amax);
+  CHECK(scale == 448.0f / 3.0f);
+  CHECK(fp8_scale_from_amax(0.0f) == 1.0f);
+  CHECK(fp8_scale_from_amax(INFINITY) == 1.0f);
+  CHECK(cast_fp8_reference(x[100], scale) == 0xfe);  // -amax maps to -448
+  for (const std::uint16_t b : x) {
+    const float v = bf16_to_float(b);
+    const float back = e4m3_to_float(cast_fp8_reference(b, scale)) / scale;
+    if (std::fabs(v * scale) >= 0x1p-6f) {
+      CHECK(std::fabs(back - v) <= std::fabs(v) * 0x1p-4f);  // normal range: 3 mantissa bits
+    } else {
+      CHECK(std::fabs(back - v) <= 0x1p-10f / scale);  // subnormal range: half the 2^-9 step
+    }
+  }
+  std::vector<std::uint16_t> with_nan = {float_to_bf16(1.0f), float_to_bf16(std::nanf(""))};
+  CHECK(std::isnan(amax_reference(with_nan.data(), with_nan.size())));
+  CHECK(amax_reference(nullptr, 0) == 0.0f);
+}
+
+TEST_CASE("gemm reference: operands in range, and an entry is the dot product of its two rows") {
+  for (std::uint64_t i = 0; i < 5000; ++i) {
+    CHECK(std::fabs(gemm_operand_value(GemmPrecision::kFp8, false, i)) <= kFp8InputAmplitude);
+    CHECK(std::fabs(gemm_operand_value(GemmPrecision::kFp8, true, i)) <= kFp8WeightAmplitude);
+    CHECK(std::fabs(gemm_operand_value(GemmPrecision::kNvfp4, true, i)) <= 6.0f);
+    CHECK(std::fabs(gemm_operand_value(GemmPrecision::kBf16, true, i)) <= 1.0f);
+  }
+  CHECK(gemm_operand_scale(GemmPrecision::kFp8, false) == 1.0f / kFp8InputAmplitude);
+  CHECK(gemm_operand_scale(GemmPrecision::kBf16, false) == 1.0f);
+  const std::int64_t k = 40;
+  for (const GemmPrecision p : {GemmPrecision::kBf16, GemmPrecision::kFp8, GemmPrecision::kMxfp8, GemmPrecision::kNvfp4}) {
+    double want = 0;
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      want += static_cast<double>(gemm_operand_value(p, false, static_cast<std::uint64_t>(3 * k + kk))) *
+              gemm_operand_value(p, true, static_cast<std::uint64_t>(5 * k + kk));
+    }
+    want *= static_cast<double>(gemm_operand_scale(p, false)) * gemm_operand_scale(p, true);
+    CHECK(gemm_reference_entry(p, k, 3, 5) == doctest::Approx(want));
+    CHECK(want != 0.0);
+  }
+  CHECK(precision_name(GemmPrecision::kMxfp8) == "mxfp8");
+}

@@ -1,0 +1,246 @@
+// `moesim calibrate [--scenario S | --model M] [--quick] --out PROFILE.json`: the shapes the model or
+// scenario runs become a calibration request, which the `moesim-calibrate` binary beside this one
+// (built only with the CUDA toolkit, so that moesim itself never links CUDA) measures on the local GPUs
+// and turns into a profile (docs/profile.md). `--request FILE` writes the request alone (no GPU needed).
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <numeric>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "compute/query_log.hpp"
+#include "config/builtin_scenarios.hpp"
+#include "config/profile_loader.hpp"
+#include "config/scenario_loader.hpp"
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "estimate/layer_cost.hpp"
+#include "report/calibration_request_json.hpp"
+
+extern char** environ;
+
+namespace moesim::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Options {
+  std::string scenario;
+  std::string model;
+  std::string out;
+  std::string request;
+  bool quick = false;
+};
+
+/// The scenario whose shapes are requested: the one given, or the model's layers on one HGX node
+/// (tp 1, ep = gcd(experts, 8), seq 4096, micro-batch 1), the layout a single node runs.
+Scenario scenario_of(const Options& o) {
+  if (!o.scenario.empty()) return config::load_scenario_argument(o.scenario);
+  const std::string model = o.model.empty() ? "mixtral-8x7b" : o.model;
+  config::Json obj{{"name", "calibration shapes of " + model},
+                   {"model", model},
+                   {"system", config::Json{{"preset", "hgx-h100"}, {"gpus", 8}}},
+                   {"training", config::Json{{"seq_length", 4096}, {"global_batch_size", 8}}}};
+  Scenario probe = config::parse_scenario_spec(obj, "--model", fs::current_path());
+  if (probe.model.is_moe()) {
+    obj["parallel"] = config::Json{{"ep", std::gcd<std::int64_t>(probe.model.num_moe_experts, 8)}};
+  }
+  return config::parse_scenario(obj, "--model", fs::current_path());
+}
+
+// What the calibrate binary measures (calibrate/request.cpp): dimensions up to 2^20, up to 1,024
+// experts per grouped GEMM, attention up to 65,536 batch×heads, 131,072 tokens and head_dim 1,024, the
+// router up to 512 experts and top-16. Shapes beyond them stay with the roofline and are left out of
+// the request (and counted) rather than failing the whole calibration.
+constexpr std::int64_t kMaxDim = 1 << 20;
+constexpr std::size_t kMaxExperts = 1024;
+
+/// Every kernel shape one training step of `s` queries (each layer kind, embedding, LM head, MTP);
+/// `left_out` counts the shapes beyond what the calibrator measures.
+hw::CalibrationRequest request_of(const Scenario& s, std::int64_t& left_out) {
+  compute::KernelQueryLog log;
+  {
+    const estimate::LayerCostModel lc(s, &log);
+    for (std::int64_t l = 0; l < s.model.num_layers; ++l) (void)lc.layer(l);
+    (void)lc.embedding_ops();
+    (void)lc.output_head_ops();
+    if (s.model.mtp_num_layers > 0) (void)lc.mtp_projection_ops();
+  }
+  hw::CalibrationRequest r;
+  left_out = 0;
+  const auto fits = [](std::initializer_list<std::int64_t> dims) {
+    return std::all_of(dims.begin(), dims.end(), [](std::int64_t d) { return d >= 1 && d <= kMaxDim; });
+  };
+  for (const auto& g : log.gemm) {
+    // The calibrator's GEMM precisions; fp16 and blockwise FP8 are not among them.
+    if (g.precision == Precision::kFp16 || g.precision == Precision::kFp8Blockwise) continue;
+    if (!fits({g.m, g.n, g.k})) {
+      ++left_out;
+      continue;
+    }
+    r.gemm.push_back({g.precision, g.m, g.n, g.k});
+  }
+  // The calibrator measures grouped GEMMs in BF16: a low-precision scenario's expert shapes are
+  // requested in BF16 (docs/profile.md).
+  std::set<std::tuple<std::int64_t, std::int64_t, std::vector<std::int64_t>>> grouped;
+  for (const auto& g : log.grouped) {
+    const bool tokens_fit = g.tokens.size() <= kMaxExperts &&
+                            std::all_of(g.tokens.begin(), g.tokens.end(), [](std::int64_t t) { return t <= kMaxDim; });
+    if (!tokens_fit || !fits({g.n, g.k})) {
+      ++left_out;
+      continue;
+    }
+    grouped.insert({g.n, g.k, g.tokens});
+  }
+  for (const auto& [n, k, tokens] : grouped) r.grouped_gemm.push_back({Precision::kBf16, tokens, n, k});
+  for (const auto& a : log.attention) {
+    if (a.batch_heads > 65'536 || a.seq > 131'072 || a.head_dim > 1024) {
+      ++left_out;
+      continue;
+    }
+    r.attention.push_back({a.batch_heads, a.seq, a.head_dim, a.causal});
+  }
+  // Memory-bound kernels by the MoE block's shape: the rank's sequence-parallel share of tokens.
+  const auto& p = s.parallel;
+  const std::int64_t tokens =
+      s.training.micro_batch_size * s.training.seq_length / p.cp / (p.sequence_parallel ? p.tp : 1);
+  const std::int64_t experts = std::max<std::int64_t>(1, s.model.num_moe_experts);
+  const std::int64_t topk = std::max<std::int64_t>(1, s.model.moe_router_topk);
+  for (const hw::MemoryKernel k : {hw::MemoryKernel::kPermute, hw::MemoryKernel::kUnpermute,
+                                   hw::MemoryKernel::kRouterSoftmaxTopk, hw::MemoryKernel::kCastFp8}) {
+    if (!log.memory[static_cast<std::size_t>(k)]) continue;
+    const bool router = k == hw::MemoryKernel::kRouterSoftmaxTopk;
+    // 16-byte BF16 rows for permute and cast; the router kernel's top-k up to 16 of 512 experts.
+    const bool measurable = fits({tokens, s.model.hidden_size}) && (router || s.model.hidden_size % 8 == 0) &&
+                            (!router || (experts <= 512 && topk <= 16));
+    if (!measurable) {
+      ++left_out;
+      continue;
+    }
+    r.kernels.push_back({k, tokens, s.model.hidden_size, experts, topk});
+  }
+  return r;
+}
+
+/// A GPU the NVIDIA driver sees: its control device or its per-GPU proc entries.
+bool cuda_device_present() {
+  std::error_code ec;
+  if (fs::exists("/dev/nvidiactl", ec)) return true;
+  const fs::path gpus("/proc/driver/nvidia/gpus");
+  return fs::is_directory(gpus, ec) && !fs::is_empty(gpus, ec);
+}
+
+/// build/moesim-calibrate, beside the running moesim.
+fs::path calibrate_binary() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return (ec ? fs::path(".") : self.parent_path()) / "moesim-calibrate";
+}
+
+int run_binary(const fs::path& binary, const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  std::string path = binary.string();
+  argv.push_back(path.data());
+  std::vector<std::string> owned(args);
+  for (auto& a : owned) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (const int err = posix_spawn(&pid, path.c_str(), nullptr, nullptr, argv.data(), environ); err != 0) {
+    std::fprintf(stderr, "moesim calibrate: cannot start %s: %s\n", path.c_str(), std::strerror(err));
+    return static_cast<int>(ExitCode::kInternal);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return static_cast<int>(ExitCode::kInternal);
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  std::fprintf(stderr, "moesim calibrate: %s ended by signal %d\n", path.c_str(), WTERMSIG(status));
+  return static_cast<int>(ExitCode::kInternal);
+}
+
+int run_calibrate(const Options& o) {
+  if (!o.scenario.empty() && !o.model.empty()) {
+    throw InputError("--model", o.model, "give --scenario or --model, not both");
+  }
+  if (o.out.empty() && o.request.empty()) {
+    throw InputError("--out", "", "required: the profile to write (or --request FILE to write only the request)");
+  }
+  const Scenario s = scenario_of(o);
+  std::int64_t left_out = 0;
+  const hw::CalibrationRequest request = request_of(s, left_out);
+  const std::string text = report::calibration_request_json_text(request);
+  std::string counts = fmt::format("{} GEMM, {} grouped-GEMM, {} attention and {} kernel shapes", request.gemm.size(),
+                                   request.grouped_gemm.size(), request.attention.size(), request.kernels.size());
+  if (left_out > 0) counts += fmt::format(" ({} beyond the calibrator's limits left out)", left_out);
+  if (!o.request.empty()) {
+    write_file_atomically(o.request, text);
+    std::printf("moesim calibrate: wrote %s: %s of %s\n", o.request.c_str(), counts.c_str(), s.name.c_str());
+    if (o.out.empty()) return 0;
+  }
+  if (!cuda_device_present()) {
+    std::fprintf(stderr, "moesim calibrate: no CUDA device found (no /dev/nvidiactl, no /proc/driver/nvidia/gpus); "
+                         "nothing written\n");
+    return static_cast<int>(ExitCode::kBadInput);
+  }
+  const fs::path binary = calibrate_binary();
+  std::error_code ec;
+  if (!fs::is_regular_file(binary, ec)) {
+    std::fprintf(stderr,
+                 "moesim calibrate: %s not found: this moesim was built without the CUDA toolkit (nvcc and NCCL), "
+                 "so it cannot measure; rebuild with them (cmake -DMOESIM_CUDA=ON)\n",
+                 binary.string().c_str());
+    return static_cast<int>(ExitCode::kBadInput);
+  }
+  // The request goes to a temporary file the binary reads; the profile is written by the binary
+  // (atomically) and checked here by the strict loader.
+  const fs::path tmp = fs::temp_directory_path() / fmt::format("moesim-calibration-request-{}.json", ::getpid());
+  write_file_atomically(tmp, text);
+  std::vector<std::string> args{"--request", tmp.string(), "--out", o.out};
+  if (o.quick) args.emplace_back("--quick");
+  std::printf("moesim calibrate: measuring %s of %s (plus the generic grid) with %s\n", counts.c_str(), s.name.c_str(),
+              binary.string().c_str());
+  std::fflush(stdout);
+  const int rc = run_binary(binary, args);
+  fs::remove(tmp, ec);
+  if (rc != 0) return rc;
+  const auto profile = config::load_profile_file(o.out);
+  std::printf("moesim calibrate: wrote %s (%s, gpu %s): %zu gemm, %zu grouped_gemm, %zu kernels, %zu attention, %zu "
+              "collectives rows\n",
+              o.out.c_str(), std::string(hw::to_string(profile->provenance.source)).c_str(),
+              profile->provenance.gpu.c_str(), profile->gemm.size(), profile->grouped_gemm.size(),
+              profile->kernels.size(), profile->attention.size(), profile->collectives.size());
+  return 0;
+}
+
+}  // namespace
+
+void register_calibrate(CLI::App& app, Commands& commands) {
+  auto opt = std::make_shared<Options>();
+  auto* sub = app.add_subcommand(
+      "calibrate", "Measure the kernels and collectives a model runs on this machine's GPUs into a profile (docs/profile.md).");
+  sub->add_option("--scenario", opt->scenario, "scenario JSON file or built-in scenario name whose shapes to measure");
+  sub->add_option("--model", opt->model,
+                  "model preset whose shapes to measure, at one HGX node's layout (default: mixtral-8x7b)");
+  sub->add_flag("--quick", opt->quick, "a short sweep (a few minutes): fewer generic shapes and repeats");
+  sub->add_option("--out", opt->out, "the profile to write (moesim.profile/1)");
+  sub->add_option("--request", opt->request,
+                  "also write the calibration request (moesim.calibration-request/1) here; without --out, only that "
+                  "(no GPU needed)");
+  sub->callback([opt, &commands] { commands.set([opt] { return run_calibrate(*opt); }); });
+}
+
+}  // namespace moesim::cli
