@@ -40,7 +40,7 @@ constexpr double kSigma = 1.0;
 
 class RailFabric {
  public:
-  explicit RailFabric(int nodes) : nodes_(nodes), gpus_(nodes * kGpusPerNode) {
+  explicit RailFabric(int nodes) : gpus_(nodes * kGpusPerNode) {
     leaves_per_rail_ = (nodes + kNodesPerLeaf - 1) / kNodesPerLeaf;
     nodes_per_leaf_ = std::min(nodes, kNodesPerLeaf);
     links_.assign(static_cast<std::size_t>(gpus_) * 2, LinkCapacity{kNvlinkBytesPerS});
@@ -100,7 +100,7 @@ class RailFabric {
     return 4 * gpus_ + ((rail * leaves_per_rail_ + leaf) * kSpinesPerRail + spine) * 2 + 1;
   }
 
-  int nodes_, gpus_, leaves_per_rail_ = 1, nodes_per_leaf_ = 1;
+  int gpus_, leaves_per_rail_ = 1, nodes_per_leaf_ = 1;
   std::vector<LinkCapacity> links_;
 };
 
