@@ -89,6 +89,62 @@ std::int64_t int_or(const Json& obj, const char* key, std::int64_t fallback) {
   return it->get<std::int64_t>();
 }
 
+struct BridgeRow {
+  std::vector<int> release;  ///< e.g. {26, 4, 1} for "mb-26-04-01-..."
+  std::string task;          ///< "pre-training", "sft", "lora"
+};
+
+std::optional<BridgeRow> bridge_row(const std::string& id) {
+  if (id.rfind("mb-", 0) != 0) return std::nullopt;
+  BridgeRow row;
+  std::size_t pos = 3;
+  while (pos < id.size() && std::isdigit(static_cast<unsigned char>(id[pos]))) {
+    const std::size_t dash = id.find('-', pos);
+    if (dash == std::string::npos) return std::nullopt;
+    row.release.push_back(std::stoi(id.substr(pos, dash - pos)));
+    pos = dash + 1;
+  }
+  const std::size_t dgx = id.find("-dgx-", pos);
+  if (row.release.empty() || dgx == std::string::npos) return std::nullopt;
+  row.task = id.substr(pos, dgx - pos);
+  return row;
+}
+
+// What every Megatron-Bridge performance recipe sets that its table does not print (docs/accuracy.md
+// "Megatron-Bridge recipe settings"; the recipes of each release, v0.2.0 to v0.6.0):
+// - bf16 gradients: scripts/performance/configs/<family>/*_llm_pretrain.py and *_finetune.py set
+//   mixed_precision.grad_reduce_in_fp32 = ddp.grad_reduce_in_fp32 = False (from v0.6.0 in
+//   src/megatron/bridge/perf_recipes/_common.py _benchmark_common);
+// - low-precision parameters: utils/precision.py get_precision_config picks
+//   training/mixed_precision.py bf16_with_fp8_current_scaling_mixed / bf16_with_mxfp8_mixed, both
+//   fp8_param_gather = True, and bf16_with_nvfp4_mixed, fp4_param_gather = True (from v0.4.0);
+// - NVFP4 runs without TP communication overlap: configs/llama/llama3_llm_pretrain.py and
+//   llama31_llm_pretrain.py, "tp_comm_overlap = False if precision == 'nvfp4'" (v0.4.0 on);
+// - Qwen3 MoE runs the flex dispatcher with the HybridEP backend: configs/qwen/qwen3_llm_pretrain.py
+//   moe_token_dispatcher_type = "flex", moe_flex_dispatcher_backend from
+//   qwen3_workload_base_configs.py ("hybridep" for every GPU, v0.4.0 on).
+void apply_bridge_recipe_settings(Scenario& s, PublishedPoint& pt) {
+  std::vector<std::string> set = {"grad_reduce_in_fp32 false"};
+  s.optimizer.grad_reduce_in_fp32 = false;
+  const Precision p = s.precision;
+  s.optimizer.fp8_param_gather = p == Precision::kFp8 || p == Precision::kFp8Blockwise || p == Precision::kMxfp8;
+  s.optimizer.fp4_param_gather = p == Precision::kNvfp4;
+  if (s.optimizer.fp8_param_gather) set.emplace_back("fp8_param_gather true");
+  if (s.optimizer.fp4_param_gather) {
+    set.emplace_back("fp4_param_gather true");
+    if (s.parallel.tp > 1) set.emplace_back("tp_comm_overlap false");
+    s.parallel.tp_comm_overlap = false;
+  }
+  const auto row = bridge_row(pt.id);
+  if (s.model.is_moe() && contains(s.model.name, "qwen3") && row && row->release >= std::vector<int>{26, 4}) {
+    s.moe.dispatcher = Dispatcher::kHybridep;
+    set.emplace_back("dispatcher flex/hybridep");
+  }
+  std::string text = "Megatron-Bridge perf recipe:";
+  for (std::size_t i = 0; i < set.size(); ++i) text += (i ? ", " : " ") + set[i];
+  pt.assumed.push_back(text);
+}
+
 // Builds the point's scenario; returns a skip reason when the publication lacks what a run needs.
 std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint& pt) {
   Scenario& s = pt.scenario;
@@ -202,6 +258,7 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
     s.optimizer.overlap_param_gather = false;
   }
   s.moe.routing.distribution = RoutingDistribution::kBalanced;  // Megatron-Bridge force-balances MoE runs
+  if (gi.group == "megatron-bridge") apply_bridge_recipe_settings(s, pt);
   s.name = pt.id;
   try {
     validate_layout(s);
@@ -220,27 +277,6 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
 // release, so the rule is: for each (task, model, GPU) the newest release that lists it is the
 // reference, and the rows of older releases are reported as superseded (-v prints them; nothing is
 // removed from the file). The rule uses release numbers only, never the error of a point.
-
-struct BridgeRow {
-  std::vector<int> release;  ///< e.g. {26, 4, 1} for "mb-26-04-01-..."
-  std::string task;          ///< "pre-training", "sft", "lora"
-};
-
-std::optional<BridgeRow> bridge_row(const std::string& id) {
-  if (id.rfind("mb-", 0) != 0) return std::nullopt;
-  BridgeRow row;
-  std::size_t pos = 3;
-  while (pos < id.size() && std::isdigit(static_cast<unsigned char>(id[pos]))) {
-    const std::size_t dash = id.find('-', pos);
-    if (dash == std::string::npos) return std::nullopt;
-    row.release.push_back(std::stoi(id.substr(pos, dash - pos)));
-    pos = dash + 1;
-  }
-  const std::size_t dgx = id.find("-dgx-", pos);
-  if (row.release.empty() || dgx == std::string::npos) return std::nullopt;
-  row.task = id.substr(pos, dgx - pos);
-  return row;
-}
 
 std::string release_name(const std::vector<int>& release) {
   std::string out;

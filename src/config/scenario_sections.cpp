@@ -224,11 +224,14 @@ OptimizerSpec read_optimizer(const Json* value) {
   OptimizerSpec out;
   if (!value) return out;
   const ObjectReader r(*value, "/optimizer",
-                       {"distributed", "overlap_grad_reduce", "overlap_param_gather", "fp8_param_gather"});
+                       {"distributed", "overlap_grad_reduce", "overlap_param_gather", "fp8_param_gather",
+                        "fp4_param_gather", "grad_reduce_in_fp32"});
   out.distributed = r.get_bool("distributed", true);
   out.overlap_grad_reduce = r.get_bool("overlap_grad_reduce", true);
   out.overlap_param_gather = r.get_bool("overlap_param_gather", true);
   out.fp8_param_gather = r.get_bool("fp8_param_gather", false);
+  out.fp4_param_gather = r.get_bool("fp4_param_gather", false);
+  out.grad_reduce_in_fp32 = r.get_bool("grad_reduce_in_fp32", true);
   return out;
 }
 

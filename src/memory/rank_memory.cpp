@@ -210,13 +210,14 @@ LayerActivation layer_activation(const Scenario& s, bool moe_layer, const Memory
   return layer_activation_under(s, dims_of(s), recompute_of(s.recompute), moe_layer, opt);
 }
 
-BytesPerParam bytes_per_param(Precision p, bool distributed_optimizer, double shards) {
+BytesPerParam bytes_per_param(Precision p, bool distributed_optimizer, double shards, bool grads_in_fp32) {
   // Megatron docs/user-guide/features/dist_optimizer.md: bf16 param 2 + fp32 main grad 4 + fp32
-  // master/m/v 12; fp16 keeps fp16 grads (2) and an fp32 grad copy in the optimizer (16).
+  // master/m/v 12; fp16 keeps fp16 grads (2) and an fp32 grad copy in the optimizer (16). With
+  // grad_reduce_in_fp32 off the main_grad buffer is bf16 (2); the optimizer still keeps fp32 state.
   const bool fp16 = p == Precision::kFp16;
   BytesPerParam b;
   b.weight = 2.0;
-  b.grad = fp16 ? 2.0 : 4.0;
+  b.grad = fp16 || !grads_in_fp32 ? 2.0 : 4.0;
   b.optimizer = (fp16 ? 16.0 : 12.0) / (distributed_optimizer ? shards : 1.0);
   return b;
 }
@@ -373,16 +374,19 @@ void fill_model_state(const Scenario& s, const StageParams& sp, const MemoryOpti
   r.expert_params = sp.params.expert;
   // The distributed optimizer shards dense state over the DP group with CP (Megatron's
   // DATA_PARALLEL_GROUP_WITH_CP) and expert state over expert-DP.
-  const BytesPerParam dense = bytes_per_param(s.precision, s.optimizer.distributed, as_d(p.dp * p.cp));
-  const BytesPerParam expert = bytes_per_param(s.precision, s.optimizer.distributed, as_d(p.edp(s.system.gpus)));
+  const bool fp32_grads = s.optimizer.grad_reduce_in_fp32;
+  const BytesPerParam dense = bytes_per_param(s.precision, s.optimizer.distributed, as_d(p.dp * p.cp), fp32_grads);
+  const BytesPerParam expert =
+      bytes_per_param(s.precision, s.optimizer.distributed, as_d(p.edp(s.system.gpus)), fp32_grads);
   const double replicas = opt.redundant_experts_per_rank * sp.params_per_expert_slot;
   r.weights_bytes = dense.weight * r.dense_params + expert.weight * (r.expert_params + replicas);
   r.gradients_bytes = dense.grad * r.dense_params + expert.grad * (r.expert_params + replicas);
   r.optimizer_bytes = dense.optimizer * r.dense_params + expert.optimizer * r.expert_params;
   const double gemm_weights = sp.gemm_weights + replicas;
   r.low_precision_weight_bytes = gemm_weights * low_precision_copy_bytes_per_param(s.precision, s.system.gpu.architecture);
-  // --fp8-param-gather: the GEMM weights live only in their FP8 form (the copies above).
-  if (s.optimizer.fp8_param_gather) r.weights_bytes -= dense.weight * gemm_weights;
+  // --fp8-param-gather / --fp4-param-gather: the GEMM weights live only in their low-precision form
+  // (the copies above).
+  if (s.optimizer.fp8_param_gather || s.optimizer.fp4_param_gather) r.weights_bytes -= dense.weight * gemm_weights;
   r.expert_params += replicas;
 }
 

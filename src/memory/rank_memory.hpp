@@ -69,12 +69,15 @@ struct RankMemory {
 [[nodiscard]] LayerActivation layer_activation(const Scenario& s, bool moe_layer, const MemoryOptions& opt = {});
 
 /// Bytes per parameter of model state: 16-bit weight, main grad, optimizer state over `shards`
-/// ranks (1 = not distributed). bf16: 2 + 4 + 12/shards; fp16: 2 + 2 + 16/shards.
+/// ranks (1 = not distributed). bf16: 2 + 4 + 12/shards (2 + 2 + 12/shards with bf16 grads);
+/// fp16: 2 + 2 + 16/shards.
 struct BytesPerParam {
   double weight = 0, grad = 0, optimizer = 0;
   [[nodiscard]] double total() const { return weight + grad + optimizer; }
 };
-[[nodiscard]] BytesPerParam bytes_per_param(Precision p, bool distributed_optimizer, double shards);
+/// `grads_in_fp32` is OptimizerSpec::grad_reduce_in_fp32 (false: a bf16 main_grad buffer).
+[[nodiscard]] BytesPerParam bytes_per_param(Precision p, bool distributed_optimizer, double shards,
+                                            bool grads_in_fp32 = true);
 
 /// Extra bytes per GEMM weight parameter for Transformer Engine's low-precision copies
 /// (0 for bf16/fp16); `architecture` is GpuSpec::architecture.

@@ -128,6 +128,10 @@ std::vector<std::string> unsearched_knobs(const PlanRequest& request) {
                             "copy, and in FP8 halves the parameter all-gather; set it in the scenario's optimizer "
                             "section)",
                             b.optimizer.fp8_param_gather ? "on" : "off"));
+  out.push_back(fmt::format("grad_reduce_in_fp32: held at {} (off halves the gradient buffer and the gradient "
+                            "reduce-scatter, as Megatron-Bridge's performance recipes run; set it in the scenario's "
+                            "optimizer section)",
+                            b.optimizer.grad_reduce_in_fp32 ? "on" : "off"));
   return out;
 }
 

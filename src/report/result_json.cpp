@@ -208,7 +208,9 @@ nlohmann::json scenario_to_json(const Scenario& s) {
                {{"distributed", s.optimizer.distributed},
                 {"overlap_grad_reduce", s.optimizer.overlap_grad_reduce},
                 {"overlap_param_gather", s.optimizer.overlap_param_gather},
-                {"fp8_param_gather", s.optimizer.fp8_param_gather}}},
+                {"fp8_param_gather", s.optimizer.fp8_param_gather},
+                {"fp4_param_gather", s.optimizer.fp4_param_gather},
+                {"grad_reduce_in_fp32", s.optimizer.grad_reduce_in_fp32}}},
               {"seed", s.seed},
               {"flops_convention", std::string(model::to_string(s.flops_convention))}};
 }

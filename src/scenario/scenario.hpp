@@ -83,6 +83,13 @@ struct OptimizerSpec {
   /// the distributed optimizer all-gathers them in FP8. Per-tensor and blockwise FP8 (MXFP8 keeps
   /// gathering 16-bit weights: Megatron MoE README "50 % parameter all-gather (except MXFP8)").
   bool fp8_param_gather = false;
+  /// Megatron --fp4-param-gather (NVFP4 only): as fp8_param_gather, with the weights kept and
+  /// all-gathered in NVFP4 (4-bit values + one E4M3 scale per 16).
+  bool fp4_param_gather = false;
+  /// Megatron --accumulate-allreduce-grads-in-fp32 (DDP grad_reduce_in_fp32): the main_grad buffer
+  /// and the gradient reduce-scatter are fp32 (Megatron-LM's default under bf16) or, when false,
+  /// bf16 (what Megatron-Bridge's performance recipes run: scripts/performance/configs/*).
+  bool grad_reduce_in_fp32 = true;
 };
 
 /// How the attention core runs. "flash" (fused FlashAttention / cuDNN kernel, the default today) or

@@ -217,6 +217,14 @@ void check_fp8_param_gather(const Scenario& s) {
                    "false, or precision fp8, fp8-blockwise, mxfp8");
 }
 
+void check_fp4_param_gather(const Scenario& s) {
+  if (!s.optimizer.fp4_param_gather || s.precision == Precision::kNvfp4) return;
+  throw InputError("/optimizer/fp4_param_gather", "true",
+                   "fp4_param_gather keeps the weights in NVFP4 and needs precision nvfp4 (precision is " +
+                       std::string(to_string(s.precision)) + ")",
+                   "false, or precision nvfp4");
+}
+
 void check_precision(const Scenario& s) {
   if (s.system.gpu.supports(s.precision)) return;
   std::vector<std::string> ok;
@@ -233,6 +241,7 @@ void validate_layout(const Scenario& s) {
   check_positive_sizes(s);
   check_precision(s);
   check_fp8_param_gather(s);
+  check_fp4_param_gather(s);
   check_tensor_parallel(s);
   check_sequence_parallel(s);
   check_pipeline(s);

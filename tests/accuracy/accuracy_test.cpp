@@ -136,3 +136,38 @@ TEST_CASE("accuracy: every end-to-end point either runs or says why it is skippe
   std::printf("  all points: %zu run, %zu skipped, overall MAPE %.1f%%\n", rep.outcomes.size(), rep.skipped.size(),
               100 * rep.overall_mape);
 }
+
+// docs/accuracy.md "Megatron-Bridge recipe settings": what the release recipes set and the table
+// does not print reaches every Megatron-Bridge scenario, and nothing else.
+TEST_CASE("accuracy: Megatron-Bridge points carry their recipes' optimizer, TP-overlap and dispatcher settings") {
+  auto find = [](const std::string& id) -> const accuracy::PublishedPoint& {
+    for (const auto& p : points()) {
+      if (p.id == id) return p;
+    }
+    FAIL("no point " << id);
+    return points().front();
+  };
+  const auto& mx = find("mb-26-06-pre-training-dgx-gb300-llama3-1-405b-mxfp8-256-0-tokens_per_s_per_gpu");
+  CHECK_FALSE(mx.scenario.optimizer.grad_reduce_in_fp32);
+  CHECK(mx.scenario.optimizer.fp8_param_gather);
+  CHECK_FALSE(mx.scenario.optimizer.fp4_param_gather);
+  CHECK(mx.scenario.parallel.tp_comm_overlap);
+
+  const auto& nv = find("mb-26-06-pre-training-dgx-gb300-llama3-1-405b-nvfp4-256-0-tokens_per_s_per_gpu");
+  CHECK(nv.scenario.optimizer.fp4_param_gather);
+  CHECK_FALSE(nv.scenario.optimizer.fp8_param_gather);
+  CHECK_FALSE(nv.scenario.parallel.tp_comm_overlap);  // "tp_comm_overlap = False if precision == 'nvfp4'"
+
+  const auto& qwen = find("mb-26-06-pre-training-dgx-h100-qwen3-30b-a3b-fp8-16-0-tokens_per_s_per_gpu");
+  CHECK(qwen.scenario.moe.dispatcher == Dispatcher::kHybridep);
+  bool said = false;
+  for (const auto& a : qwen.assumed) said = said || a.find("dispatcher flex/hybridep") != std::string::npos;
+  CHECK(said);
+
+  // Other publications keep Megatron-LM's defaults.
+  for (const auto& p : points()) {
+    if (p.group == "megatron-bridge" || !p.skip_reason.empty()) continue;
+    CHECK_MESSAGE(p.scenario.optimizer.grad_reduce_in_fp32, p.id);
+    CHECK_MESSAGE(!p.scenario.optimizer.fp4_param_gather, p.id);
+  }
+}

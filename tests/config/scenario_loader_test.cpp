@@ -203,8 +203,23 @@ TEST_CASE("defaults of a minimal scenario") {
   CHECK_FALSE(s.recompute.has("core_attn"));
   CHECK(s.optimizer.overlap_grad_reduce);
   CHECK(s.optimizer.overlap_param_gather);
+  CHECK(s.optimizer.grad_reduce_in_fp32);  // Megatron-LM's default under bf16
+  CHECK_FALSE(s.optimizer.fp4_param_gather);
   CHECK(s.moe.routing.distribution == RoutingDistribution::kBalanced);
   CHECK(s.system.gpu.name == "h100-sxm");
+}
+
+TEST_CASE("optimizer: grad_reduce_in_fp32 and fp4_param_gather are read and echoed") {
+  Json j = small_scenario();
+  j["system"] = Json::parse(R"({"preset": "dgx-b200", "gpus": 16})");
+  j["precision"] = "nvfp4";
+  j["optimizer"] = Json::parse(R"({"grad_reduce_in_fp32": false, "fp4_param_gather": true})");
+  const Scenario s = parse(j);
+  CHECK_FALSE(s.optimizer.grad_reduce_in_fp32);
+  CHECK(s.optimizer.fp4_param_gather);
+  const Json echo = Json::parse(echo_text(s));
+  CHECK(echo["optimizer"]["grad_reduce_in_fp32"] == false);
+  CHECK(echo["optimizer"]["fp4_param_gather"] == true);
 }
 
 TEST_CASE("recompute spellings") {

@@ -61,6 +61,9 @@ TEST_CASE("bytes per parameter match Megatron's theoretical_memory_usage.py") {
   CHECK(memory::bytes_per_param(Precision::kBf16, false, 8).total() == 18.0);
   CHECK(memory::bytes_per_param(Precision::kBf16, true, 8).total() == Approx(6.0 + 12.0 / 8.0).scale(0));
   CHECK(memory::bytes_per_param(Precision::kBf16, true, 1).total() == 18.0);
+  // grad_reduce_in_fp32 off: a bf16 main_grad buffer, 4 + 12/DP.
+  CHECK(memory::bytes_per_param(Precision::kBf16, true, 8, false).total() == Approx(4.0 + 12.0 / 8.0).scale(0));
+  CHECK(memory::bytes_per_param(Precision::kBf16, false, 8, false).total() == 16.0);
   // fp16 params and grads: 20 without, 4 + 16/d with.
   CHECK(memory::bytes_per_param(Precision::kFp16, false, 4).total() == 20.0);
   CHECK(memory::bytes_per_param(Precision::kFp16, true, 4).total() == Approx(4.0 + 16.0 / 4.0).scale(0));
@@ -374,6 +377,23 @@ TEST_CASE("fp8_param_gather drops the 16-bit copy of every GEMM weight; redundan
   CHECK(gathered.weights_bytes > 0);  // norms and routers stay 16-bit
   CHECK(gathered.low_precision_weight_bytes == base.low_precision_weight_bytes);
   CHECK(gathered.optimizer_bytes == base.optimizer_bytes);
+
+  // bf16 main grads halve the gradient buffer and touch nothing else.
+  Scenario bf16_grads = s;
+  bf16_grads.optimizer.grad_reduce_in_fp32 = false;
+  const auto halved = memory::rank_memory(bf16_grads, 1, stages[1]);
+  CHECK(halved.gradients_bytes == Approx(base.gradients_bytes / 2.0).epsilon(1e-12).scale(0));
+  CHECK(halved.weights_bytes == base.weights_bytes);
+  CHECK(halved.optimizer_bytes == base.optimizer_bytes);
+
+  // --fp4-param-gather in NVFP4 drops the 16-bit copy as fp8_param_gather does in FP8.
+  Scenario nv = s;
+  nv.precision = Precision::kNvfp4;
+  nv.system.gpu.architecture = "blackwell";
+  const auto nv_base = memory::rank_memory(nv, 1, stages[1]);
+  nv.optimizer.fp4_param_gather = true;
+  const auto nv_gathered = memory::rank_memory(nv, 1, stages[1]);
+  CHECK(nv_base.weights_bytes - nv_gathered.weights_bytes == Approx(2.0 * gemm).epsilon(1e-12).scale(0));
 
   // One redundant slot per EP rank: one more expert of each of the stage's 8 MoE layers.
   memory::MemoryOptions one;
