@@ -122,7 +122,12 @@ std::optional<BridgeRow> bridge_row(const std::string& id) {
 //   llama31_llm_pretrain.py, "tp_comm_overlap = False if precision == 'nvfp4'" (v0.4.0 on);
 // - Qwen3 MoE runs the flex dispatcher with the HybridEP backend: configs/qwen/qwen3_llm_pretrain.py
 //   moe_token_dispatcher_type = "flex", moe_flex_dispatcher_backend from
-//   qwen3_workload_base_configs.py ("hybridep" for every GPU, v0.4.0 on).
+//   qwen3_workload_base_configs.py ("hybridep" for every GPU, v0.4.0 on), on 32 SMs
+//   (utils/overrides.py moe_hybridep_num_sms = 32; v0.6.0 perf_recipes/_common.py);
+// - Qwen3 MoE on GB300, GB200 and B300 from 26.06 overlaps the EP all-to-all (combined 1F1B):
+//   v0.5.0 qwen3_workload_base_configs.py moe_a2a_overlap = True for those three (not H100, B200),
+//   v0.6.0 perf_recipes/qwen/common.py _enable_hybridep_full_iteration_mxfp8
+//   overlap_moe_expert_parallel_comm = True.
 void apply_bridge_recipe_settings(Scenario& s, PublishedPoint& pt) {
   std::vector<std::string> set = {"grad_reduce_in_fp32 false"};
   s.optimizer.grad_reduce_in_fp32 = false;
@@ -138,7 +143,15 @@ void apply_bridge_recipe_settings(Scenario& s, PublishedPoint& pt) {
   const auto row = bridge_row(pt.id);
   if (s.model.is_moe() && contains(s.model.name, "qwen3") && row && row->release >= std::vector<int>{26, 4}) {
     s.moe.dispatcher = Dispatcher::kHybridep;
-    set.emplace_back("dispatcher flex/hybridep");
+    s.moe.dispatcher_sms = 32;  // scripts/performance/utils/overrides.py: moe_hybridep_num_sms = 32
+    set.emplace_back("dispatcher flex/hybridep on 32 SMs");
+    const bool overlap_gpu = pt.id.find("-dgx-gb300-") != std::string::npos ||
+                             pt.id.find("-dgx-gb200-") != std::string::npos ||
+                             pt.id.find("-dgx-b300-") != std::string::npos;
+    if (overlap_gpu && row->release >= std::vector<int>{26, 6}) {
+      s.moe.a2a_overlap = true;
+      set.emplace_back("a2a_overlap true");
+    }
   }
   std::string text = "Megatron-Bridge perf recipe:";
   for (std::size_t i = 0; i < set.size(); ++i) text += (i ? ", " : " ") + set[i];

@@ -17,6 +17,7 @@ inline constexpr IntRange kSeqLength{1, 16'777'216};          ///< 2^24 tokens
 inline constexpr IntRange kMicroBatch{1, 65'536};
 inline constexpr IntRange kGlobalBatch{1, 16'777'216};        ///< sequences per step
 inline constexpr IntRange kDeviceLimitedNodes{0, kMaxGpus};   ///< 0 = unlimited
+inline constexpr IntRange kDispatcherSms{1, 1024};             ///< the GPU's SM count is checked later
 inline constexpr IntRange kSeed{0, std::numeric_limits<std::int64_t>::max()};
 inline constexpr NumberRange kCapacityFactor{0.0, 1024.0, true};
 inline constexpr NumberRange kZipfS{0.0, 100.0, true};

@@ -4,9 +4,8 @@
 #include <cmath>
 #include <utility>
 
-
-
 #include "estimate/data_parallel.hpp"
+#include "estimate/ep_overlap.hpp"
 #include "estimate/layer_cost.hpp"
 #include "estimate/result_common.hpp"
 #include "schedule/stage_params.hpp"
@@ -65,6 +64,32 @@ DpCost dp_and_optimizer(const Scenario& s, const GroupLayout& g, const compute::
   return out;
 }
 
+/// Combined 1F1B (estimate/ep_overlap.hpp): the all-to-all a paired pass hides, spread over the
+/// stage's micro-batches in the share of its passes that run paired.
+void hide_combined_all_to_alls(const Scenario& s, const LayerCostModel& lc, const StageLayers& stage, std::int64_t rank,
+                               StageCost& sc) {
+  EpPairSaving per_microbatch;
+  const double sm_share = dispatcher_sm_share(s);
+  auto add = [&](std::int64_t layer) {
+    const EpPairSaving one = ep_pair_saving(lc.layer(layer).ops, sm_share);
+    per_microbatch.dispatch_forward += one.dispatch_forward;
+    per_microbatch.combine_forward += one.combine_forward;
+    per_microbatch.dispatch_backward += one.dispatch_backward;
+    per_microbatch.combine_backward += one.combine_backward;
+  };
+  for (std::int64_t layer : stage.layers) add(layer);
+  if (stage.has_output_head) {
+    for (std::int64_t k = 0; k < s.model.mtp_num_layers; ++k) add(s.model.num_layers - 1);
+  }
+  const std::int64_t m = s.num_microbatches();
+  const std::int64_t vpp = s.parallel.vpp;
+  const double pairs = static_cast<double>(combined_pairs(schedule::pipeline_order(rank, s.parallel.pp, vpp, m)));
+  // Each pair joins one chunk-pass of each direction: pairs / (m·vpp) of the passes run paired.
+  const double paired_share = pairs / static_cast<double>(m * vpp);
+  sc.unit.forward.ep_comm = std::max(0.0, sc.unit.forward.ep_comm - paired_share * per_microbatch.forward());
+  sc.unit.backward.ep_comm = std::max(0.0, sc.unit.backward.ep_comm - paired_share * per_microbatch.backward());
+}
+
 }  // namespace
 
 Result estimate_step(const Scenario& s, const EstimateOptions& options) {
@@ -89,6 +114,7 @@ Result estimate_step(const Scenario& s, const EstimateOptions& options) {
         sc.unit += lc.mtp_projection();
       }
     }
+    if (s.moe.a2a_overlap) hide_combined_all_to_alls(s, lc, stages[i], static_cast<std::int64_t>(i), sc);
     sc.forward = sc.unit.forward.total();
     sc.backward = sc.unit.backward.total();
   }

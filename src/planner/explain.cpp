@@ -128,6 +128,12 @@ std::vector<std::string> unsearched_knobs(const PlanRequest& request) {
                             "copy, and in FP8 halves the parameter all-gather; set it in the scenario's optimizer "
                             "section)",
                             b.optimizer.fp8_param_gather ? "on" : "off"));
+  if (b.model.is_moe()) {
+    out.push_back(fmt::format("a2a_overlap (combined 1F1B): held at {} (on: every candidate that can run it, EP > 1 "
+                              "with pp 1 or vpp > 1 and no full recompute, hides its all-to-all behind another "
+                              "micro-batch's compute; set it in the scenario's moe section)",
+                              b.moe.a2a_overlap ? "on" : "off"));
+  }
   out.push_back(fmt::format("grad_reduce_in_fp32: held at {} (off halves the gradient buffer and the gradient "
                             "reduce-scatter, as Megatron-Bridge's performance recipes run; set it in the scenario's "
                             "optimizer section)",

@@ -165,6 +165,8 @@ Scenario scenario_for(const PlanRequest& request, const Candidate& c) {
     p.account_for_embedding_in_pipeline_split = true;
     p.account_for_loss_in_pipeline_split = true;
   }
+  // As tp_comm_overlap: a requested combined 1F1B applies to the candidates that can run it.
+  s.moe.a2a_overlap = request.base.moe.a2a_overlap && a2a_overlap_possible(s);
   return s;
 }
 

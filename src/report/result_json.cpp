@@ -178,7 +178,10 @@ nlohmann::json scenario_to_json(const Scenario& s) {
   Json moe{{"dispatcher", std::string(to_string(s.moe.dispatcher))},
            {"capacity_factor", nullptr},
            {"routing", routing_to_json(s.moe.routing)},
-           {"grouped_gemm", s.moe.grouped_gemm}};
+           {"grouped_gemm", s.moe.grouped_gemm},
+           {"a2a_overlap", s.moe.a2a_overlap},
+           {"dispatcher_sms", nullptr}};
+  if (s.moe.dispatcher_sms) moe["dispatcher_sms"] = *s.moe.dispatcher_sms;
   if (s.moe.capacity_factor) moe["capacity_factor"] = finite(*s.moe.capacity_factor, "moe.capacity_factor");
   return Json{{"schema", kScenarioSchema},
               {"name", s.name},

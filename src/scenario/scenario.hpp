@@ -73,6 +73,16 @@ struct MoeSpec {
   std::optional<double> capacity_factor;  ///< nullopt = dropless
   RoutingSpec routing;
   bool grouped_gemm = true;
+  /// Megatron --overlap-moe-expert-parallel-comm ("combined 1F1B", Megatron-Core
+  /// docs/user-guide/features/moe_a2a_overlap.md): in the steady state a forward and a backward pass
+  /// of different micro-batches run together, layer by layer, so that each one's dispatch and combine
+  /// hide behind the other's attention and expert compute (estimate/ep_overlap.hpp).
+  bool a2a_overlap = false;
+  /// SMs the DeepEP / HybridEP dispatch and combine kernels occupy (Megatron moe_deepep_num_sms,
+  /// moe_hybridep_num_sms); unset = Megatron-Core's defaults, 20 and 24 (transformer_config.py).
+  /// Under a2a_overlap the overlapped compute runs on the other SMs. NCCL's all-to-all is not
+  /// charged SMs (its channel count is not modelled).
+  std::optional<std::int64_t> dispatcher_sms;
 };
 
 struct OptimizerSpec {
@@ -138,5 +148,10 @@ struct Scenario {
 /// model.num_attention_heads (32)" with the allowed values). Called by config/ after parsing; also
 /// usable by the planner to prune a candidate.
 void validate_layout(const Scenario& s);
+
+/// Whether moe.a2a_overlap can run with this layout (Megatron's rules, validate_layout's message):
+/// an MoE model with ep > 1, a dispatcher other than allgather, no full recompute, and pp 1 or
+/// vpp > 1. The planner keeps a base scenario's a2a_overlap only on candidates where it can.
+[[nodiscard]] bool a2a_overlap_possible(const Scenario& s);
 
 }  // namespace moesim

@@ -225,6 +225,41 @@ void check_fp4_param_gather(const Scenario& s) {
                    "false, or precision nvfp4");
 }
 
+// Megatron's checks for --overlap-moe-expert-parallel-comm (arguments.py / transformer_config.py;
+// Megatron-Bridge skill "perf-moe-comm-overlap", prerequisites): an MoE model with EP > 1, the
+// alltoall or flex dispatcher, no full recompute, and with PP > 1 the interleaved schedule.
+void check_a2a_overlap(const Scenario& s) {
+  if (!s.moe.a2a_overlap) return;
+  const auto refuse = [](const std::string& rule, const std::string& allowed) {
+    throw InputError("/moe/a2a_overlap", "true", rule, allowed);
+  };
+  if (!s.model.is_moe() || s.parallel.ep <= 1) {
+    refuse("a2a_overlap hides the expert-parallel all-to-all and needs an MoE model with ep > 1 (ep is " +
+               std::to_string(s.parallel.ep) + ")",
+           "false, or ep > 1");
+  }
+  if (s.moe.dispatcher == Dispatcher::kAllgather) {
+    refuse("a2a_overlap needs the alltoall, deepep or hybridep dispatcher (dispatcher is allgather)",
+           "false, or dispatcher alltoall, deepep, hybridep");
+  }
+  if (s.recompute.granularity == RecomputeGranularity::kFull) {
+    refuse("a2a_overlap cannot run with full recompute", "false, or recompute none or selective");
+  }
+  if (s.parallel.pp > 1 && s.parallel.vpp <= 1) {
+    refuse("a2a_overlap with pipeline parallelism needs the interleaved schedule (pp is " +
+               std::to_string(s.parallel.pp) + ", vpp 1)",
+           "false, or pp 1, or vpp > 1");
+  }
+}
+
+void check_dispatcher_sms(const Scenario& s) {
+  if (!s.moe.dispatcher_sms || s.system.gpu.sm_count <= 0 || *s.moe.dispatcher_sms < s.system.gpu.sm_count) return;
+  throw InputError("/moe/dispatcher_sms", std::to_string(*s.moe.dispatcher_sms),
+                   "the dispatch kernels cannot take every SM of the GPU (" + s.system.gpu.name + " has " +
+                       std::to_string(s.system.gpu.sm_count) + ")",
+                   "1 to " + std::to_string(s.system.gpu.sm_count - 1));
+}
+
 void check_precision(const Scenario& s) {
   if (s.system.gpu.supports(s.precision)) return;
   std::vector<std::string> ok;
@@ -237,6 +272,11 @@ void check_precision(const Scenario& s) {
 
 }  // namespace
 
+bool a2a_overlap_possible(const Scenario& s) {
+  return s.model.is_moe() && s.parallel.ep > 1 && s.moe.dispatcher != Dispatcher::kAllgather &&
+         s.recompute.granularity != RecomputeGranularity::kFull && (s.parallel.pp == 1 || s.parallel.vpp > 1);
+}
+
 void validate_layout(const Scenario& s) {
   check_positive_sizes(s);
   check_precision(s);
@@ -248,6 +288,8 @@ void validate_layout(const Scenario& s) {
   check_context_parallel(s);
   check_gpu_count(s);
   check_experts(s);
+  check_a2a_overlap(s);
+  check_dispatcher_sms(s);
   check_batch(s);
 }
 

@@ -3,6 +3,8 @@
 #include <string_view>
 #include <utility>
 
+#include "estimate/ep_overlap.hpp"
+
 namespace moesim::sim {
 namespace {
 
@@ -20,23 +22,29 @@ bool follows_expert_load(const estimate::LayerOp& op, Dispatcher dispatcher) {
   return op.group == estimate::CommGroup::kEp && dispatcher != Dispatcher::kAllgather;
 }
 
-void append_ops(std::vector<estimate::LayerOp>& ops, std::vector<std::int32_t>& load_layer,
-                const std::vector<estimate::LayerOp>& unit_ops, std::int32_t layer, Dispatcher dispatcher) {
+void append_ops(std::vector<estimate::LayerOp>& ops, std::vector<std::int32_t>& load_layer, std::vector<double>* hidden,
+                const estimate::OpProgram& unit, const std::vector<estimate::LayerOp>& unit_ops, std::int32_t layer,
+                Dispatcher dispatcher, double sm_share) {
+  const estimate::EpPairSaving saving = hidden ? estimate::ep_pair_saving(unit, sm_share) : estimate::EpPairSaving{};
   for (const estimate::LayerOp& op : unit_ops) {
     ops.push_back(op);
     load_layer.push_back(layer >= 0 && follows_expert_load(op, dispatcher) ? layer : -1);
+    if (hidden) hidden->push_back(estimate::ep_hidden_seconds(saving, op));
   }
 }
 
 /// Forward in unit order; backward in reverse unit order, marking where each unit's gradients end.
-ChunkProgram assemble(const std::vector<Unit>& units, Dispatcher dispatcher) {
+ChunkProgram assemble(const std::vector<Unit>& units, Dispatcher dispatcher, bool a2a_overlap, double sm_share) {
   ChunkProgram p;
+  std::vector<double>* forward_hidden = a2a_overlap ? &p.forward_ep_hidden : nullptr;
+  std::vector<double>* backward_hidden = a2a_overlap ? &p.backward_ep_hidden : nullptr;
   for (const Unit& u : units) {
-    append_ops(p.forward, p.forward_load_layer, u.ops->forward, u.layer, dispatcher);
+    append_ops(p.forward, p.forward_load_layer, forward_hidden, *u.ops, u.ops->forward, u.layer, dispatcher, sm_share);
     p.params += u.params;
   }
   for (auto it = units.rbegin(); it != units.rend(); ++it) {
-    append_ops(p.backward, p.backward_load_layer, it->ops->backward, it->layer, dispatcher);
+    append_ops(p.backward, p.backward_load_layer, backward_hidden, *it->ops, it->ops->backward, it->layer, dispatcher,
+               sm_share);
     if (!p.backward.empty() && it->params.total() > 0) p.gradients_ready.push_back({p.backward.size() - 1, it->params});
   }
   p.backward_marks.assign(p.backward.size(), false);
@@ -76,7 +84,7 @@ std::vector<ChunkProgram> build_chunk_programs(const Scenario& s, const estimate
         units.push_back({&head, k == 0 ? schedule::output_head_rank_params(s) : schedule::RankParams{}});
       }
     }
-    out.push_back(assemble(units, s.moe.dispatcher));
+    out.push_back(assemble(units, s.moe.dispatcher, s.moe.a2a_overlap, estimate::dispatcher_sm_share(s)));
   }
   return out;
 }

@@ -24,6 +24,9 @@ struct ChunkProgram {
   /// expert_*) and the all-to-all dispatch and combine — the routing layer whose loads they use (the transformer
   /// layer; MTP layers count on from num_layers); -1 for every other op.
   std::vector<std::int32_t> forward_load_layer, backward_load_layer;
+  /// moe.a2a_overlap: seconds each op hides when its pass runs combined with another
+  /// (estimate/ep_overlap.hpp; non-zero only for the EP dispatch and combine). Empty without it.
+  std::vector<double> forward_ep_hidden, backward_ep_hidden;
   /// Backward ops after which gradients become ready (a unit's last backward op), as flags.
   std::vector<bool> backward_marks;
   std::vector<GradientsReady> gradients_ready;  ///< in backward order

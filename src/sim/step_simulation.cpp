@@ -39,6 +39,7 @@ StepSimulation::StepSimulation(const Scenario& s, const SimOptions& options)
       // Expert grid etp-ep-edp-pp: EP rank j of the stage's first expert-DP replica.
       r.global_rank = st * per_stage + j * p.etp;
       r.order = order;
+      if (s.moe.a2a_overlap) r.partner = estimate::combined_partners(order);
       r.chunks = programs;
       r.arrival.assign(static_cast<std::size_t>(2 * vpp_ * m_), engine::kNever);
       r.send_start.assign(r.arrival.size(), engine::kNever);
@@ -320,14 +321,16 @@ void StepSimulation::start_comm(std::int64_t st, const PipelinePass& pass, const
       RankState& m = rank(member);
       const PipelinePass& mp = m.order[m.pass];
       const double scale = load_factor(m, mp, m.op);
+      const double took = op.latency_s + (op.seconds - op.latency_s) * scale;
       ports_.transfer(member, PortNetwork::tier_of(group_of(op.group)), Direction::kBoth,
-                      op.latency_s + (op.seconds - op.latency_s) * scale, op.latency_s, now,
+                      std::max(op.latency_s, took - ep_hidden_now(m)), op.latency_s, now,
                       [this, stage = r.stage, seq](engine::FlowId, SimTime) { barrier_flow_done(stage, seq); });
     }
     return;
   }
   const collective::GroupPlacement& g = group_of(op.group);
-  ports_.transfer(st, PortNetwork::tier_of(g), Direction::kBoth, op.seconds, op.latency_s, now,
+  const double hidden = op.group == estimate::CommGroup::kEp ? ep_hidden_now(r) : 0.0;
+  ports_.transfer(st, PortNetwork::tier_of(g), Direction::kBoth, std::max(op.latency_s, op.seconds - hidden), op.latency_s, now,
                   [this, st, now](engine::FlowId, SimTime) { finish_comm(st, now); });
   (void)pass;
 }

@@ -19,6 +19,7 @@
 #include "engine/event_queue.hpp"
 #include "engine/flow_network.hpp"
 #include "estimate/data_parallel.hpp"
+#include "estimate/ep_overlap.hpp"
 #include "estimate/layer_cost.hpp"
 #include "estimate/result_common.hpp"
 #include "moe/expert_loads.hpp"
@@ -68,6 +69,8 @@ struct RankState {
   std::int64_t global_rank = 0;
   std::int64_t ep_collectives = 0;  ///< EP collectives started so far (their barrier sequence number)
   std::vector<PipelinePass> order;
+  /// moe.a2a_overlap: per pass of `order`, the pass it runs combined with or -1 (estimate/ep_overlap).
+  std::vector<std::int32_t> partner;
   std::vector<ChunkProgram> chunks;
   std::size_t pass = 0;     ///< index into order
   std::size_t op = 0;       ///< next op of the current pass
@@ -176,6 +179,15 @@ class StepSimulation {
   /// starts when the last rank of the group reaches it and ends for all when the most loaded
   /// rank's traffic is through.
   void start_comm(std::int64_t st, const PipelinePass& pass, const LayerOp& op);
+
+  /// Seconds the rank's current op hides under combined 1F1B (0 unless its pass runs paired).
+  double ep_hidden_now(const RankState& r) const {
+    if (r.partner.empty() || r.partner[r.pass] < 0) return 0;
+    const PipelinePass& pass = r.order[r.pass];
+    const ChunkProgram& c = r.chunks[static_cast<std::size_t>(pass.chunk)];
+    const std::vector<double>& hidden = pass.backward ? c.backward_ep_hidden : c.forward_ep_hidden;
+    return r.op < hidden.size() ? hidden[r.op] : 0.0;
+  }
 
   void barrier_flow_done(std::int64_t stage, std::int64_t seq);
 
