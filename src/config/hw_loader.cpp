@@ -46,25 +46,6 @@ std::vector<std::string> names_of(const std::vector<PresetFile>& files) {
   return out;
 }
 
-std::string json_quoted(const std::string& s) { return dump_text(Json(s)); }
-
-std::string require_enum(const ObjectReader& r, std::string_view key, const std::vector<std::string>& allowed) {
-  if (!r.has(key)) throw InputError(r.path_of(key), "", "required field is missing", join(allowed));
-  return r.get_enum(key, "", allowed);
-}
-
-bool require_bool(const ObjectReader& r, std::string_view key) {
-  const auto v = r.optional_bool(key);
-  if (!v) throw InputError(r.path_of(key), "", "required field is missing", "true, false");
-  return *v;
-}
-
-std::string require_nonempty_string(const ObjectReader& r, std::string_view key) {
-  std::string s = r.require_string(key);
-  if (s.empty()) throw InputError(r.path_of(key), "\"\"", "must not be empty");
-  return s;
-}
-
 /// Reads "sources": every key one of `figures` (or `extra_keys`), every value a non-empty citation,
 /// and every figure in `figures` cited (a figure may instead be cited by all of its `per_part` keys).
 std::map<std::string, std::string> read_sources(const ObjectReader& parent, const std::vector<std::string>& figures,
@@ -78,7 +59,7 @@ std::map<std::string, std::string> read_sources(const ObjectReader& parent, cons
   ObjectReader r(*value, parent.path_of("sources"), allowed);
   std::map<std::string, std::string> out;
   for (const auto& key : allowed) {
-    if (r.has(key)) out[key] = require_nonempty_string(r, key);
+    if (r.has(key)) out[key] = r.require_nonempty_string(key);
   }
   for (const auto& figure : figures) {
     if (out.count(figure)) continue;
@@ -158,9 +139,9 @@ hw::GpuSpec parse_gpu_spec(const Json& obj, const std::string& file) {
                     "hbm_bandwidth_gbps", "nvlink_bandwidth_gbps", "gemm_peak_efficiency", "hbm_efficiency",
                     "attention_efficiency", "gemm_peak_efficiency_by_precision", "sources"});
     hw::GpuSpec spec;
-    spec.name = require_nonempty_string(r, "name");
-    spec.display_name = require_nonempty_string(r, "display_name");
-    spec.architecture = require_enum(r, "architecture", {"ampere", "hopper", "blackwell"});
+    spec.name = r.require_nonempty_string("name");
+    spec.display_name = r.require_nonempty_string("display_name");
+    spec.architecture = r.require_enum("architecture", {"ampere", "hopper", "blackwell"});
     spec.sm_count = static_cast<int>(r.require_int("sm_count", IntRange{1, 4096}));
     read_dense_peaks(r, spec);
     // NVIDIA quotes HBM in binary units (DRAM dies come in powers of two): "80 GB" is 80 GiB.
@@ -193,8 +174,8 @@ hw::SystemSpec parse_system_spec(const Json& obj, const std::string& file) {
                     "nic_bandwidth_gbit", "nvlink_efficiency", "network_efficiency", "nvlink_latency_us",
                     "network_latency_us", "sources"});
     hw::SystemSpec spec;
-    spec.name = require_nonempty_string(r, "name");
-    spec.description = require_nonempty_string(r, "description");
+    spec.name = r.require_nonempty_string("name");
+    spec.description = r.require_nonempty_string("description");
     spec.gpu = load_gpu_preset(r.require_string("gpu"), r.path_of("gpu"));
     spec.gpus_per_node = r.require_int("gpus_per_node", IntRange{1, 1024});
     spec.nvlink_domain_size = r.require_int("nvlink_domain_size", IntRange{1, 1 << 20});
@@ -203,7 +184,7 @@ hw::SystemSpec parse_system_spec(const Json& obj, const std::string& file) {
                        "an NVLink domain spans whole nodes: must be a multiple of gpus_per_node (" +
                            std::to_string(spec.gpus_per_node) + ")");
     }
-    spec.nvls = require_bool(r, "nvls");
+    spec.nvls = r.require_bool("nvls");
     spec.nics_per_gpu = r.require_int("nics_per_gpu", IntRange{1, 64});
     spec.nic_bandwidth = gigabits_per_second(r.require_number("nic_bandwidth_gbit", NumberRange{0.0, 1e5, true}));
     spec.nvlink_efficiency = r.require_number("nvlink_efficiency", kFraction);

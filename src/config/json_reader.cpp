@@ -209,4 +209,23 @@ std::string ObjectReader::get_enum(std::string_view key, std::string fallback,
   return s;
 }
 
+std::string ObjectReader::require_enum(std::string_view key, const std::vector<std::string>& allowed) const {
+  if (!has(key)) throw InputError(path_of(key), "", "required field is missing", join(allowed));
+  return get_enum(key, "", allowed);
+}
+
+bool ObjectReader::require_bool(std::string_view key) const {
+  const auto v = optional_bool(key);
+  if (!v) throw InputError(path_of(key), "", "required field is missing", "true, false");
+  return *v;
+}
+
+std::string ObjectReader::require_nonempty_string(std::string_view key, std::string_view rule) const {
+  std::string s = require_string(key);
+  if (s.empty()) throw InputError(path_of(key), "\"\"", std::string(rule));
+  return s;
+}
+
+std::string json_quoted(const std::string& s) { return dump_text(Json(s)); }
+
 }  // namespace moesim::config

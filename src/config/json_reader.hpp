@@ -26,6 +26,8 @@ using Json = nlohmann::json;
 /// `v` as compact JSON text for a message or a key; bytes that are not UTF-8 (a CSV field, a file
 /// name) become U+FFFD instead of throwing.
 [[nodiscard]] std::string dump_text(const Json& v);
+/// A string as it would be written in JSON, quotes included ("\"hgx-h100\""), for messages.
+[[nodiscard]] std::string json_quoted(const std::string& s);
 /// "an integer", "a string", ... for "expected X, got Y" messages.
 [[nodiscard]] std::string describe_type(const Json& v);
 
@@ -72,6 +74,12 @@ class ObjectReader {
   /// A string that must be one of `allowed`.
   [[nodiscard]] std::string get_enum(std::string_view key, std::string fallback,
                                      const std::vector<std::string>& allowed) const;
+  /// As get_enum, for a field that must be present (the message lists `allowed`).
+  [[nodiscard]] std::string require_enum(std::string_view key, const std::vector<std::string>& allowed) const;
+  [[nodiscard]] bool require_bool(std::string_view key) const;
+  /// A string that must be present and not empty; `rule` is the message when it is empty.
+  [[nodiscard]] std::string require_nonempty_string(std::string_view key,
+                                                    std::string_view rule = "must not be empty") const;
 
  private:
   const Json& value_;

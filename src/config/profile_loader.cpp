@@ -26,24 +26,7 @@ constexpr std::string_view kJsonSuffix = ".json";
 
 const std::vector<std::string> kTables{"gemm", "grouped_gemm", "kernels", "attention", "collectives"};
 
-std::string json_quoted(const std::string& s) { return dump_text(Json(s)); }
-
-std::string require_enum(const ObjectReader& r, std::string_view key, const std::vector<std::string>& allowed) {
-  if (!r.has(key)) throw InputError(r.path_of(key), "", "required field is missing", join(allowed));
-  return r.get_enum(key, "", allowed);
-}
-
-bool require_bool(const ObjectReader& r, std::string_view key) {
-  const auto v = r.optional_bool(key);
-  if (!v) throw InputError(r.path_of(key), "", "required field is missing", "true, false");
-  return *v;
-}
-
-std::string require_nonempty_string(const ObjectReader& r, std::string_view key) {
-  std::string s = r.require_string(key);
-  if (s.empty()) throw InputError(r.path_of(key), "\"\"", "must not be empty (write \"unknown\" when it is not known)");
-  return s;
-}
+constexpr std::string_view kNonemptyRule = "must not be empty (write \"unknown\" when it is not known)";
 
 /// "YYYY-MM-DDTHH:MM:SS" with optional fraction, then "Z" or "+00:00" (UTC).
 bool is_utc_iso8601(const std::string& s) {
@@ -101,7 +84,7 @@ hw::ProfileTiming read_timing(const ObjectReader& r, bool measured) {
 std::vector<std::string> precision_names() { return {"bf16", "fp16", "fp8", "mxfp8", "nvfp4"}; }
 
 Precision read_precision(const ObjectReader& r, const hw::GpuSpec& gpu) {
-  const std::string name = require_enum(r, "precision", precision_names());
+  const std::string name = r.require_enum("precision", precision_names());
   const Precision p = *precision_from_string(name);
   if (!gpu.supports(p)) {
     std::vector<std::string> supported;
@@ -124,7 +107,7 @@ hw::ProfileGemm read_gemm(const Json& v, const std::string& path, const RowConte
   g.k = r.require_int("k", lim::kGemmDim);
   g.time = read_timing(r, ctx.measured);
   if (ctx.measured) {
-    g.algorithm = require_nonempty_string(r, "algorithm");
+    g.algorithm = r.require_nonempty_string("algorithm", kNonemptyRule);
     g.best_algorithm_us = r.require_number("best_algorithm_us", lim::kMicroseconds);
   } else {
     g.algorithm = r.get_string("algorithm", "unknown");
@@ -137,7 +120,7 @@ hw::ProfileGroupedGemm read_grouped(const Json& v, const std::string& path, cons
   const ObjectReader r(v, path, {"precision", "implementation", "tokens", "n", "k", "median_us", "spread_us", "repeats"});
   hw::ProfileGroupedGemm g;
   g.precision = read_precision(r, ctx.gpu);
-  g.implementation = require_enum(r, "implementation", {"grouped_batched", "loop"}) == "loop"
+  g.implementation = r.require_enum("implementation", {"grouped_batched", "loop"}) == "loop"
                          ? hw::GroupedImplementation::kLoop
                          : hw::GroupedImplementation::kGroupedBatched;
   const Json* tokens = r.get("tokens");
@@ -173,7 +156,7 @@ const std::vector<std::string>& kernel_names() {
 hw::ProfileKernel read_kernel(const Json& v, const std::string& path, const RowContext& ctx) {
   const ObjectReader r(v, path, {"kernel", "bytes", "shape", "median_us", "spread_us", "repeats"});
   hw::ProfileKernel k;
-  const std::string name = require_enum(r, "kernel", kernel_names());
+  const std::string name = r.require_enum("kernel", kernel_names());
   k.kernel = static_cast<hw::MemoryKernel>(std::find(kernel_names().begin(), kernel_names().end(), name) -
                                            kernel_names().begin());
   k.bytes = r.require_int("bytes", lim::kBytes);
@@ -206,12 +189,12 @@ hw::ProfileAttention read_attention(const Json& v, const std::string& path, cons
   const ObjectReader r(v, path,
                        {"direction", "batch_heads", "seq", "head_dim", "causal", "median_us", "spread_us", "repeats"});
   hw::ProfileAttention a;
-  a.direction = require_enum(r, "direction", {"forward", "backward"}) == "backward" ? hw::AttentionDirection::kBackward
+  a.direction = r.require_enum("direction", {"forward", "backward"}) == "backward" ? hw::AttentionDirection::kBackward
                                                                                      : hw::AttentionDirection::kForward;
   a.batch_heads = r.require_int("batch_heads", lim::kBatchHeads);
   a.seq = r.require_int("seq", lim::kSeq);
   a.head_dim = r.require_int("head_dim", lim::kHeadDim);
-  a.causal = require_bool(r, "causal");
+  a.causal = r.require_bool("causal");
   a.time = read_timing(r, ctx.measured);
   return a;
 }
@@ -226,7 +209,7 @@ hw::ProfileCollective read_collective(const Json& v, const std::string& path, co
                        {"op", "ranks", "ranks_per_node", "bytes", "median_us", "spread_us", "repeats", "algbw_gbps",
                         "busbw_gbps"});
   hw::ProfileCollective c;
-  const std::string op = require_enum(r, "op", op_names());
+  const std::string op = r.require_enum("op", op_names());
   c.op = static_cast<hw::ProfileCollectiveOp>(std::find(op_names().begin(), op_names().end(), op) - op_names().begin());
   c.ranks = r.require_int("ranks", lim::kRanks);
   c.ranks_per_node = r.require_int("ranks_per_node", lim::kRanksPerNode);
@@ -292,12 +275,12 @@ hw::ProfileProvenance read_provenance(const ObjectReader& top) {
                        {"source", "gpu", "device_name", "sm_count", "sm_clock_mhz", "memory_clock_mhz", "gpus_visible",
                         "driver", "cuda_runtime", "cublas", "nccl", "date", "host", "command", "citations"});
   hw::ProfileProvenance p;
-  p.source = require_enum(r, "source", {"measured", "published"}) == "published" ? hw::ProfileSource::kPublished
+  p.source = r.require_enum("source", {"measured", "published"}) == "published" ? hw::ProfileSource::kPublished
                                                                                   : hw::ProfileSource::kMeasured;
   const bool measured = p.source == hw::ProfileSource::kMeasured;
   const std::vector<std::string> gpus = gpu_preset_names();
-  p.gpu = require_enum(r, "gpu", gpus);
-  p.device_name = require_nonempty_string(r, "device_name");
+  p.gpu = r.require_enum("gpu", gpus);
+  p.device_name = r.require_nonempty_string("device_name", kNonemptyRule);
   if (measured) {
     p.sm_count = r.require_int("sm_count", lim::kSmCount);
     p.sm_clock_mhz = r.require_number("sm_clock_mhz", lim::kClockMHz);
@@ -309,17 +292,17 @@ hw::ProfileProvenance read_provenance(const ObjectReader& top) {
     p.memory_clock_mhz = r.optional_number("memory_clock_mhz", lim::kClockMHz);
     p.gpus_visible = r.optional_int("gpus_visible", lim::kGpusVisible);
   }
-  p.driver = require_nonempty_string(r, "driver");
-  p.cuda_runtime = require_nonempty_string(r, "cuda_runtime");
-  p.cublas = require_nonempty_string(r, "cublas");
-  p.nccl = require_nonempty_string(r, "nccl");
-  p.date = require_nonempty_string(r, "date");
+  p.driver = r.require_nonempty_string("driver", kNonemptyRule);
+  p.cuda_runtime = r.require_nonempty_string("cuda_runtime", kNonemptyRule);
+  p.cublas = r.require_nonempty_string("cublas", kNonemptyRule);
+  p.nccl = r.require_nonempty_string("nccl", kNonemptyRule);
+  p.date = r.require_nonempty_string("date", kNonemptyRule);
   if (!is_utc_iso8601(p.date) && (measured || p.date != "unknown")) {
     throw InputError(r.path_of("date"), json_quoted(p.date), "expected a UTC ISO-8601 time",
                      measured ? "e.g. \"2025-06-01T12:00:00Z\"" : "e.g. \"2025-06-01T12:00:00Z\", or \"unknown\"");
   }
-  p.host = require_nonempty_string(r, "host");
-  p.command = require_nonempty_string(r, "command");
+  p.host = r.require_nonempty_string("host", kNonemptyRule);
+  p.command = r.require_nonempty_string("command", kNonemptyRule);
   const Json* c = r.get("citations");
   const std::string cpath = r.path_of("citations");
   if (!c) throw InputError(cpath, "", "required field is missing", "an array of strings ([] for a measured profile)");

@@ -26,18 +26,6 @@ constexpr IntRange kDomainRange{0, 1 << 20};
 constexpr NumberRange kBandwidthGbps{0.0, 1e7, true};  ///< up to 10 PB/s: no link comes near
 constexpr NumberRange kLatencyUs{0.0, 1e7};           ///< up to 10 s
 
-std::string json_string(const std::string& s) { return dump_text(Json(s)); }
-
-std::string require_enum(const ObjectReader& r, std::string_view key, const std::vector<std::string>& allowed) {
-  if (!r.has(key)) throw InputError(r.path_of(key), "", "required field is missing", join(allowed));
-  return r.get_enum(key, "", allowed);
-}
-
-std::string require_nonempty(const ObjectReader& r, std::string_view key) {
-  std::string s = r.require_string(key);
-  if (s.empty()) throw InputError(r.path_of(key), "\"\"", "must not be empty");
-  return s;
-}
 
 const Json& require_array(const ObjectReader& r, std::string_view key) {
   const Json* v = r.get(key);
@@ -70,8 +58,8 @@ std::vector<hw::TopoNode> read_nodes(const ObjectReader& r, std::unordered_map<s
     const ObjectReader nr(arr[i], "/nodes/" + std::to_string(i), {"id", "kind", "gpu_index", "domain", "rail"});
     hw::TopoNode n;
     n.id = static_cast<std::int32_t>(i);
-    n.name = require_nonempty(nr, "id");
-    n.kind = kind_of(require_enum(nr, "kind", kKinds));
+    n.name = nr.require_nonempty_string("id");
+    n.kind = kind_of(nr.require_enum("kind", kKinds));
     if (n.kind == hw::NodeKind::kGpu) {
       n.gpu_index = static_cast<std::int32_t>(nr.require_int("gpu_index", kIndexRange));
       // Routing keeps flows between GPUs of one domain on NVLink: a GPU must say where it belongs.
@@ -85,7 +73,7 @@ std::vector<hw::TopoNode> read_nodes(const ObjectReader& r, std::unordered_map<s
     }
     n.rail = static_cast<std::int32_t>(nr.get_int("rail", -1, kDomainRange));
     if (auto [it, fresh] = ids.emplace(n.name, n.id); !fresh) {
-      throw InputError(nr.path_of("id"), json_string(n.name), "duplicate node id: already used by /nodes/" + std::to_string(it->second));
+      throw InputError(nr.path_of("id"), json_quoted(n.name), "duplicate node id: already used by /nodes/" + std::to_string(it->second));
     }
     nodes.push_back(std::move(n));
   }
@@ -118,15 +106,15 @@ void read_links(const ObjectReader& r, const std::unordered_map<std::string, std
     const auto endpoint = [&](std::string_view key) {
       const std::string id = lr.require_string(key);
       const auto it = ids.find(id);
-      if (it == ids.end()) throw InputError(lr.path_of(key), json_string(id), "unknown node id: no entry of /nodes has it");
+      if (it == ids.end()) throw InputError(lr.path_of(key), json_quoted(id), "unknown node id: no entry of /nodes has it");
       return it->second;
     };
     const std::int32_t src = endpoint("src");
     const std::int32_t dst = endpoint("dst");
-    if (src == dst) throw InputError(lr.path_of("dst"), json_string(lr.require_string("dst")), "a link must join two different nodes");
+    if (src == dst) throw InputError(lr.path_of("dst"), json_quoted(lr.require_string("dst")), "a link must join two different nodes");
     const BytesPerSecond bw = gigabytes_per_second(lr.require_number("bandwidth_gbps", kBandwidthGbps));
     const Seconds latency = microseconds(lr.require_number("latency_us", kLatencyUs));
-    const hw::LinkTier tier = tier_of(require_enum(lr, "tier", kTiers));
+    const hw::LinkTier tier = tier_of(lr.require_enum("tier", kTiers));
     (void)t.add_link(src, dst, bw, latency, tier);
     if (lr.get_bool("bidirectional", true)) (void)t.add_link(dst, src, bw, latency, tier);
   }
@@ -146,10 +134,10 @@ hw::Topology parse_topology(const Json& obj, const std::string& file) {
     const ObjectReader r(obj, "", {"schema", "name", "description", "gpu", "nodes", "links"});
     const std::string schema = r.require_string("schema");
     if (schema != kTopologySchema) {
-      throw InputError("/schema", json_string(schema), "unsupported topology schema", json_string(std::string(kTopologySchema)));
+      throw InputError("/schema", json_quoted(schema), "unsupported topology schema", json_quoted(std::string(kTopologySchema)));
     }
     hw::Topology t;
-    t.name = require_nonempty(r, "name");
+    t.name = r.require_nonempty_string("name");
     t.description = r.get_string("description", "");
     t.gpu = r.require_string("gpu");
     (void)load_gpu_preset(t.gpu, r.path_of("gpu"));  // an unknown GPU fails here, listing the presets
@@ -168,15 +156,15 @@ hw::Topology load_topology_file(const std::string& path) { return parse_topology
 
 std::string topology_to_json_text(const hw::Topology& t) {
   std::string out = "{\n";
-  out += "  \"schema\": " + json_string(std::string(kTopologySchema)) + ",\n";
-  out += "  \"name\": " + json_string(t.name) + ",\n";
-  out += "  \"description\": " + json_string(t.description) + ",\n";
-  out += "  \"gpu\": " + json_string(t.gpu) + ",\n";
+  out += "  \"schema\": " + json_quoted(std::string(kTopologySchema)) + ",\n";
+  out += "  \"name\": " + json_quoted(t.name) + ",\n";
+  out += "  \"description\": " + json_quoted(t.description) + ",\n";
+  out += "  \"gpu\": " + json_quoted(t.gpu) + ",\n";
   out += "  \"nodes\": [\n";
   const auto& nodes = t.nodes();
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const hw::TopoNode& n = nodes[i];
-    out += "    {\"id\": " + json_string(n.name) + ", \"kind\": \"" + std::string(hw::to_string(n.kind)) + "\"";
+    out += "    {\"id\": " + json_quoted(n.name) + ", \"kind\": \"" + std::string(hw::to_string(n.kind)) + "\"";
     if (n.kind == hw::NodeKind::kGpu) out += ", \"gpu_index\": " + std::to_string(n.gpu_index);
     if (n.domain >= 0) out += ", \"domain\": " + std::to_string(n.domain);
     if (n.rail >= 0) out += ", \"rail\": " + std::to_string(n.rail);
@@ -186,8 +174,8 @@ std::string topology_to_json_text(const hw::Topology& t) {
   const auto all = hw::cables(t);
   for (std::size_t i = 0; i < all.size(); ++i) {
     const hw::TopoLink& l = t.links()[static_cast<std::size_t>(all[i].forward)];
-    out += "    {\"src\": " + json_string(nodes[static_cast<std::size_t>(l.src)].name) +
-           ", \"dst\": " + json_string(nodes[static_cast<std::size_t>(l.dst)].name) +
+    out += "    {\"src\": " + json_quoted(nodes[static_cast<std::size_t>(l.src)].name) +
+           ", \"dst\": " + json_quoted(nodes[static_cast<std::size_t>(l.dst)].name) +
            ", \"bandwidth_gbps\": " + rounded(l.bandwidth.value() / kGB) +
            ", \"latency_us\": " + rounded(l.latency.value() * 1e6) + ", \"tier\": \"" + std::string(hw::to_string(l.tier)) +
            "\"";
@@ -316,7 +304,7 @@ GpuNics nics_of(const hw::Topology& t, const hw::TopoNode& gpu) {
     }
     const hw::TopoNode& n = nodes[static_cast<std::size_t>(nic)];
     if (uplink <= 0) {
-      throw InputError(node_path(n), json_string(n.name),
+      throw InputError(node_path(n), json_quoted(n.name),
                        "a NIC a GPU sends through needs a link out towards the fabric (a switch or another NIC); "
                        "this one only leads back to GPUs");
     }
@@ -342,7 +330,7 @@ void derive_nics(const hw::Topology& t, const std::vector<const hw::TopoNode*>& 
   for (const hw::TopoNode* g : gpus) {
     const GpuNics n = nics_of(t, *g);
     if (n.count == first.count && same_rate(n.total_bytes_per_s, first.total_bytes_per_s)) continue;
-    throw InputError(node_path(*g), json_string(g->name),
+    throw InputError(node_path(*g), json_quoted(g->name),
                      "every GPU needs the same NICs (nics_per_gpu and nic_bandwidth are one figure per system): "
                      "gpu_index 0 has " + nics_text(first) + ", gpu_index " + std::to_string(g->gpu_index) +
                          " has " + nics_text(n));
@@ -358,7 +346,7 @@ void derive_nics(const hw::Topology& t, const std::vector<const hw::TopoNode*>& 
     return;
   }
   if (s.num_nvlink_domains() > 1) {
-    throw InputError(node_path(*gpus.front()), json_string(gpus.front()->name),
+    throw InputError(node_path(*gpus.front()), json_quoted(gpus.front()->name),
                      "GPUs of different NVLink domains talk through NICs, and this GPU has no link to a NIC");
   }
   // One domain: the scale-out figures are never used, but stay finite and traceable.
