@@ -2,12 +2,15 @@
 // (issue 11): the logic behind `moesim plan --shard i/N --resume`, without processes or signals.
 #include <doctest/doctest.h>
 
+#include "config/json_reader.hpp"
 #include "config/plan_loader.hpp"
+#include "core/error.hpp"
 #include "planner/search.hpp"
 #include "planner/search_space.hpp"
 #include "report/plan_json.hpp"
 
 using namespace moesim;
+using config::Json;
 
 namespace {
 
@@ -91,4 +94,57 @@ TEST_CASE("a checkpoint of another shard, or covering more candidates than the s
   too_far.considered = 1'000'000'000;
   o.resume = &too_far;
   CHECK_THROWS_AS((void)planner::run_search(req, o), InputError);
+}
+
+// Every rule of the checkpoint loader (config/plan_loader.cpp) refuses a damaged checkpoint with its
+// exact message: the file, the JSON path, the value, the rule and what is allowed.
+TEST_CASE("a damaged checkpoint is refused with the exact message") {
+  PlanRequest req;
+  req.base = config::plan_question_from_flags("mixtral-8x7b", "hgx-h100", 64, 4096, 256).scenario;
+  req.space.micro_batch = {1};
+  req.space.tp = {1, 2};
+  planner::complete_space(req);
+  planner::SearchOptions so;
+  so.threads = 1;
+  const SearchEvaluation e = planner::search(req, so);
+  REQUIRE(e.considered > 2);
+  const Json good = Json::parse(report::search_checkpoint_to_json_text(req, e, e.considered, e.considered + 10));
+  CHECK(config::parse_plan_checkpoint(good.dump(), "c.checkpoint").done == e.considered);
+
+  auto refused = [](const Json& doc) {
+    try {
+      (void)config::parse_plan_checkpoint(doc.dump(), "c.checkpoint");
+    } catch (const InputError& err) {
+      return std::string(err.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string considered = std::to_string(e.considered);
+
+  Json no_progress = good;
+  no_progress.erase("progress");
+  CHECK(refused(no_progress) ==
+        "c.checkpoint: at /progress: required field is missing; allowed: {\"done\": N, \"total\": M}");
+
+  Json past_total = good;
+  past_total["progress"]["done"] = e.considered + 11;
+  CHECK(refused(past_total) == "c.checkpoint: at /progress/done: value " + std::to_string(e.considered + 11) +
+                                   ": out of range; allowed: integers from 0 to " +
+                                   std::to_string(e.considered + 10));
+
+  Json behind = good;
+  behind["progress"]["done"] = e.considered - 1;
+  CHECK(refused(behind) == "c.checkpoint: at /search/considered: value " + considered +
+                               ": a checkpoint's search covers exactly the candidates done; allowed: " +
+                               std::to_string(e.considered - 1));
+
+  Json shard = good;
+  shard["schema"] = "moesim.plan-shard/1";
+  CHECK(refused(shard) ==
+        "c.checkpoint: at /schema: value \"moesim.plan-shard/1\": not a plan checkpoint (written by moesim plan "
+        "--shard i/N --json FILE); allowed: moesim.plan-checkpoint/1");
+
+  Json unknown = good;
+  unknown["extra"] = 1;
+  CHECK(refused(unknown).rfind("c.checkpoint: at /extra: ", 0) == 0);
 }
