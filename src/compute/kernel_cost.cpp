@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "compute/attention_efficiency.hpp"
 #include "core/error.hpp"
 
 namespace moesim::compute {
@@ -222,13 +223,17 @@ Seconds KernelCostModel::flash_attention_backward(const AttentionShape& a) const
 
 Seconds KernelCostModel::roofline_flash_attention_forward(const AttentionShape& a) const {
   if (a.batch_heads <= 0) return Seconds(0);
-  return attention_forward_flops(a) / (bf16_peak_ * gpu_.attention_efficiency) + launch_gap_;
+  const double calls = static_cast<double>(std::max<std::int64_t>(1, a.cp_ring_steps));
+  return attention_forward_flops(a) * attention_shape_time_factor(a) / (bf16_peak_ * gpu_.attention_efficiency) +
+         launch_gap_ * calls;
 }
 
 Seconds KernelCostModel::roofline_flash_attention_backward(const AttentionShape& a) const {
   if (a.batch_heads <= 0) return Seconds(0);
   const Flops flops = attention_forward_flops(a) * kFlashBackwardFlopsRatio;
-  return flops / (bf16_peak_ * gpu_.attention_efficiency * kFlashBackwardRelativeRate) + launch_gap_;
+  const double calls = static_cast<double>(std::max<std::int64_t>(1, a.cp_ring_steps));
+  const FlopsPerSecond rate = bf16_peak_ * (gpu_.attention_efficiency * kFlashBackwardRelativeRate);
+  return flops * attention_shape_time_factor(a) / rate + launch_gap_ * calls;
 }
 
 namespace {

@@ -38,6 +38,9 @@ struct AttentionShape {
   std::int64_t head_dim_qk = 0;
   std::int64_t head_dim_v = 0;
   bool causal = true;
+  /// Ring context parallelism: the pass runs as this many calls (1: one call; see
+  /// attention_efficiency.hpp). query_len is then the rank's share and key_span the whole span.
+  std::int64_t cp_ring_steps = 1;
 };
 
 class KernelCostModel {

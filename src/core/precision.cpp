@@ -44,4 +44,16 @@ double gemm_operand_bytes(Precision p) {
   return 2.0;
 }
 
+double quantized_activation_bytes(Precision p) {
+  switch (p) {
+    case Precision::kBf16:
+    case Precision::kFp16: return 2.0;
+    case Precision::kFp8: return 1.0;
+    case Precision::kFp8Blockwise: return 1.0 + 4.0 / 128.0;
+    case Precision::kMxfp8: return 1.0 + 1.0 / 32.0;
+    case Precision::kNvfp4: return 0.5 + 1.0 / 16.0;
+  }
+  return 2.0;
+}
+
 }  // namespace moesim

@@ -22,4 +22,10 @@ inline constexpr std::array<Precision, 6> kAllPrecisions{Precision::kBf16, Preci
 /// Bytes of one GEMM operand element in this precision (scales excluded).
 [[nodiscard]] double gemm_operand_bytes(Precision p);
 
+/// Bytes per element of an activation tensor as the recipe quantises it for a GEMM, scales included:
+/// 2 in bf16/fp16; fp8 1 (one scale per tensor); fp8-blockwise 1 + an fp32 scale per 1x128 block;
+/// mxfp8 1 + an E8M0 scale per 32; nvfp4 0.5 + an E4M3 scale per 16. What Transformer Engine
+/// saves for the weight gradient and what its all-gathers move.
+[[nodiscard]] double quantized_activation_bytes(Precision p);
+
 }  // namespace moesim

@@ -157,6 +157,11 @@ void LayerCostModel::add_gemm(Builder& c, const char* name, Gemm g, bool recompu
   push_gemm(c, name, g, recomputed, p, fwd, dgrad, wgrad);
 }
 
+std::pair<double, double> LayerCostModel::gradient_gemm_seconds(Gemm g) const {
+  return {kernels_.gemm({g.m, g.k, g.n, g.batch}, s_.precision, compute::Accumulation::kSplit).value(),
+          kernels_.gemm({g.k, g.n, g.m, g.batch}, s_.precision, compute::Accumulation::kSplit).value()};
+}
+
 void LayerCostModel::add_expert_gemm(Builder& c, const char* name, Gemm g, bool recomputed) const {
   if (!kernels_.profile() && !kernels_.query_log()) {
     add_gemm(c, name, g, recomputed);
@@ -228,6 +233,73 @@ void LayerCostModel::add_tp_collective(Builder& c, const char* name, Op fwd_op, 
            recomputed);
 }
 
+// Transformer Engine's tensor-parallel linears with sequence parallelism (TE pytorch/module/linear.py,
+// layernorm_linear.py, base.py grad_output_preprocess): the forward all-gathers the column-parallel
+// input and reduce-scatters the row-parallel output, both blocking; the backward all-gathers the
+// row-parallel output gradient (blocking), then, asynchronously, re-gathers the column-parallel input
+// for the weight gradient under the data-gradient GEMM and reduce-scatters the data gradient under
+// the weight-gradient GEMM. In the FP8-family recipes every all-gather moves the quantized tensor
+// (gather_along_first_dim with the quantizer: distributed.py _all_gather_fp8, _mxfp8, _nvfp4 and the
+// blockwise one); the reduce-scatters move 16-bit GEMM outputs. With userbuffers overlap
+// (tp_comm_overlap) the blocking ones are split into chunks under their own GEMM as well.
+void LayerCostModel::add_column_parallel_comm(Builder& c, const char* name, Gemm g, bool recomputed) const {
+  const auto& p = s_.parallel;
+  // Without sequence parallelism the column-parallel input is already whole; its data gradient is
+  // all-reduced by the row-parallel side's transposed op (see add_row_parallel_comm).
+  if (p.tp <= 1 || !p.sequence_parallel) return;
+  recomputed = recomputed || (full_recompute_ && c.checkpointed);
+  const double elems = static_cast<double>(g.m * g.k);
+  const double gather_bytes = elems * quantized_activation_bytes(s_.precision);
+  const double scatter_bytes = elems * kActivationBytes;
+  const double gather = comms_.time(Op::kAllGather, Bytes(gather_bytes), groups_.tp).value();
+  const double scatter = comms_.time(Op::kReduceScatter, Bytes(scatter_bytes), groups_.tp).value();
+  const double gather_latency = comms_.latency(Op::kAllGather, groups_.tp).value();
+  const double scatter_latency = comms_.latency(Op::kReduceScatter, groups_.tp).value();
+  const double fwd_gemm = kernels_.gemm({g.m, g.n, g.k, g.batch}, s_.precision).value();
+  const auto [dgrad, wgrad] = gradient_gemm_seconds(g);
+  const double fwd = p.tp_comm_overlap ? std::max(0.0, gather - fwd_gemm) : gather;
+  const double bwd = std::max(0.0, gather - dgrad) + std::max(0.0, scatter - wgrad);
+  const LayerOp forward{name, OpKind::kTpComm, OpPhase::kForward, fwd, std::min(gather_latency, fwd), gather_bytes, 0,
+                        CommGroup::kTp};
+  c.forward.push_back(forward);
+  c.backward_in_forward_order.push_back({name, OpKind::kTpComm, OpPhase::kBackward, bwd,
+                                         std::min(gather_latency + scatter_latency, bwd), gather_bytes + scatter_bytes,
+                                         0, CommGroup::kTp});
+  if (recomputed) c.recompute.push_back(with_phase(forward, OpPhase::kRecompute));
+}
+
+void LayerCostModel::add_row_parallel_comm(Builder& c, const char* name, Gemm g, bool recomputed) const {
+  const auto& p = s_.parallel;
+  if (p.tp <= 1) return;
+  const double elems = static_cast<double>(g.m * g.n);
+  if (!p.sequence_parallel) {
+    // All-reduce of the output forward; its transpose, the all-reduce of the column-parallel data
+    // gradient, runs blocking in the backward as in Megatron's 2021 mappings (the async variant of
+    // later releases is not modelled).
+    add_tp_collective(c, name, Op::kAllReduce, elems * kActivationBytes, 0.0, recomputed);
+    return;
+  }
+  recomputed = recomputed || (full_recompute_ && c.checkpointed);
+  const double scatter_bytes = elems * kActivationBytes;
+  const double gather_bytes = elems * quantized_activation_bytes(s_.precision);
+  const double scatter = comms_.time(Op::kReduceScatter, Bytes(scatter_bytes), groups_.tp).value();
+  const double gather = comms_.time(Op::kAllGather, Bytes(gather_bytes), groups_.tp).value();
+  const double fwd_gemm = kernels_.gemm({g.m, g.n, g.k, g.batch}, s_.precision).value();
+  const double dgrad = gradient_gemm_seconds(g).first;
+  const double fwd = p.tp_comm_overlap ? std::max(0.0, scatter - fwd_gemm) : scatter;
+  const double bwd = p.tp_comm_overlap ? std::max(0.0, gather - dgrad) : gather;
+  const LayerOp forward{name,         OpKind::kTpComm,
+                        OpPhase::kForward, fwd,
+                        std::min(comms_.latency(Op::kReduceScatter, groups_.tp).value(), fwd),
+                        scatter_bytes,  0,
+                        CommGroup::kTp};
+  c.forward.push_back(forward);
+  c.backward_in_forward_order.push_back({name, OpKind::kTpComm, OpPhase::kBackward, bwd,
+                                         std::min(comms_.latency(Op::kAllGather, groups_.tp).value(), bwd),
+                                         gather_bytes, 0, CommGroup::kTp});
+  if (recomputed) c.recompute.push_back(with_phase(forward, OpPhase::kRecompute));
+}
+
 void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
   const auto& m = s_.model;
   const auto& p = s_.parallel;
@@ -239,17 +311,14 @@ void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
 
   // Pre-attention norm: read x, write normalised x; backward reads x, dy, writes dx.
   add_memory_op(c, "input_norm", 2 * act_bytes_sp, 3 * act_bytes_sp, rc_norm);
-  const double gathered_bytes = static_cast<double>(tokens_ * h) * kActivationBytes;
 
   std::int64_t head_dim_qk = m.kv_channels, head_dim_v = m.kv_channels;
-  double qkv_gemm_s = 0;
   if (m.multi_latent_attention) {
     const auto& mla = *m.multi_latent_attention;
     head_dim_qk = mla.qk_head_dim + mla.qk_pos_emb_head_dim;
     head_dim_v = mla.v_head_dim;
-    qkv_gemm_s = kernels_.gemm({tokens_, heads * head_dim_qk, h, 1}, s_.precision).value();
     // Megatron gathers the sequence-parallel input before the down-projections.
-    if (sp) add_tp_collective(c, "attn_all_gather", Op::kAllGather, gathered_bytes, qkv_gemm_s, rc_norm);
+    add_column_parallel_comm(c, "attn_all_gather", {tokens_, heads * head_dim_qk, h, 1}, rc_norm);
     const bool rc_up = recomputes("mla_up_proj");
     if (mla.q_lora_rank > 0) {
       add_gemm(c, "q_down_proj", {tokens_, mla.q_lora_rank, h, 1}, false);
@@ -262,8 +331,7 @@ void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
   } else {
     const std::int64_t groups = m.num_query_groups / p.tp;
     const std::int64_t qkv_width = (heads + 2 * groups) * m.kv_channels;
-    qkv_gemm_s = kernels_.gemm({tokens_, qkv_width, h, 1}, s_.precision).value();
-    if (sp) add_tp_collective(c, "attn_all_gather", Op::kAllGather, gathered_bytes, qkv_gemm_s, rc_norm);
+    add_column_parallel_comm(c, "attn_all_gather", {tokens_, qkv_width, h, 1}, rc_norm);
     add_gemm(c, "qkv_proj", {tokens_, qkv_width, h, 1}, false);
     // Rotary embedding of q and k.
     const double qk_bytes = static_cast<double>(tokens_ * (heads + groups) * m.kv_channels) * kActivationBytes;
@@ -278,6 +346,7 @@ void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
   a.head_dim_qk = head_dim_qk;
   a.head_dim_v = head_dim_v;
   a.causal = m.causal;
+  a.cp_ring_steps = p.cp;
   double core_fwd = 0, core_bwd = 0;
   if (s_.attention_backend == AttentionBackend::kFlash) {
     core_fwd = kernels_.flash_attention_forward(a).value();
@@ -314,16 +383,39 @@ void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
                                            std::min(2 * latency * steps, bwd_exposed), 2 * chunk_bytes * steps, 0,
                                            CommGroup::kCp});
     if (rc_core) c.recompute.push_back(with_phase(fwd, OpPhase::kRecompute));
+    add_cp_corrections(c, heads * head_dim_v, kv_heads * (head_dim_qk + head_dim_v), rc_core);
   }
 
   // Output projection and its TP reduction.
   const std::int64_t out_in = heads * head_dim_v;
   add_gemm(c, "attn_out_proj", {tokens_, h, out_in, 1}, false);
-  const double out_gemm_s = kernels_.gemm({tokens_, h, out_in, 1}, s_.precision).value();
-  add_tp_collective(c, sp ? "attn_reduce_scatter" : "attn_all_reduce", sp ? Op::kReduceScatter : Op::kAllReduce,
-                    gathered_bytes, out_gemm_s, false);
+  add_row_parallel_comm(c, sp ? "attn_reduce_scatter" : "attn_all_reduce", {tokens_, h, out_in, 1}, false);
   // Residual add (+ dropout): read two tensors, write one.
   add_memory_op(c, "attn_residual", 3 * act_bytes_sp, 3 * act_bytes_sp, false);
+}
+
+void LayerCostModel::add_cp_corrections(Builder& c, std::int64_t out_width, std::int64_t kv_width,
+                                        bool recomputed) const {
+  // Transformer Engine's ring attention (attention/dot_product_attention/context_parallel.py,
+  // AttnFuncWithCPAndKVP2P) keeps each step's output and merges it afterwards in fp32: the first
+  // step initialises the fp32 output (read 2 B, write 4 B per element), every later one rescales
+  // and adds (read the step's 2 B output, read and write the 4 B sum), and the result is cast back
+  // (read 4, write 2). The backward adds each step's dQ into the rank's dQ and each step's dK, dV
+  // into the gradients that travel on (read both 2 B, write 2 B). Every step launches these kernels
+  // besides its attention call.
+  const double cp = static_cast<double>(s_.parallel.cp);
+  const double out_elems = static_cast<double>(tokens_ * out_width);
+  const double q_elems = static_cast<double>(tokens_ * out_width);
+  const double kv_elems = static_cast<double>(tokens_ * kv_width);
+  const double fwd_bytes = out_elems * (6.0 + 10.0 * (cp - 1.0) + 6.0);
+  const double bwd_bytes = cp * (q_elems + kv_elems) * 6.0;
+  const double fwd = kernels_.memory_bound(Bytes(fwd_bytes)).value() + (cp + 1.0) * kernels_.launch_gap().value();
+  const double bwd = kernels_.memory_bound(Bytes(bwd_bytes)).value() + 2.0 * cp * kernels_.launch_gap().value();
+  const LayerOp forward{"cp_out_correction", OpKind::kCompute, OpPhase::kForward, fwd, 0, fwd_bytes, 0};
+  c.forward.push_back(forward);
+  c.backward_in_forward_order.push_back(
+      {"cp_grad_correction", OpKind::kCompute, OpPhase::kBackward, bwd, 0, bwd_bytes, 0});
+  if (recomputed) c.recompute.push_back(with_phase(forward, OpPhase::kRecompute));
 }
 
 void LayerCostModel::add_dense_mlp(Builder& c, const char* prefix, std::int64_t width, bool recomputed) const {
@@ -333,13 +425,7 @@ void LayerCostModel::add_dense_mlp(Builder& c, const char* prefix, std::int64_t 
   const std::int64_t h = m.hidden_size;
   const std::int64_t local = width / p.tp;
   const std::int64_t fc1_out = (m.gated_linear_unit ? 2 : 1) * local;
-  const double gathered_bytes = static_cast<double>(tokens_ * h) * kActivationBytes;
-  const double fc1_s = kernels_.gemm({tokens_, fc1_out, h, 1}, s_.precision).value();
-  const double fc2_s = kernels_.gemm({tokens_, h, local, 1}, s_.precision).value();
-  if (p.sequence_parallel) {
-    add_tp_collective(c, shared ? "shared_all_gather" : "mlp_all_gather", Op::kAllGather, gathered_bytes, fc1_s,
-                      recomputed);
-  }
+  add_column_parallel_comm(c, shared ? "shared_all_gather" : "mlp_all_gather", {tokens_, fc1_out, h, 1}, recomputed);
   add_gemm(c, shared ? "shared_fc1" : "fc1", {tokens_, fc1_out, h, 1}, recomputed);
   // Activation (GELU or SwiGLU): read fc1 output, write the activation; backward reads both + dy.
   const double act_in = static_cast<double>(tokens_ * fc1_out) * kActivationBytes;
@@ -349,8 +435,7 @@ void LayerCostModel::add_dense_mlp(Builder& c, const char* prefix, std::int64_t 
   add_gemm(c, shared ? "shared_fc2" : "fc2", {tokens_, h, local, 1}, recomputed);
   const char* reduce_name = p.sequence_parallel ? (shared ? "shared_reduce_scatter" : "mlp_reduce_scatter")
                                                 : (shared ? "shared_all_reduce" : "mlp_all_reduce");
-  add_tp_collective(c, reduce_name, p.sequence_parallel ? Op::kReduceScatter : Op::kAllReduce, gathered_bytes, fc2_s,
-                    recomputed);
+  add_row_parallel_comm(c, reduce_name, {tokens_, h, local, 1}, recomputed);
 }
 
 void LayerCostModel::add_moe(Builder& c) const {

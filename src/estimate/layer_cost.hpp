@@ -3,8 +3,8 @@
 // the kernels it runs and the TP / CP / EP traffic it waits for, at fidelity "estimate".
 #include <cstdint>
 #include <map>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collective/closed_form.hpp"
@@ -144,9 +144,22 @@ class LayerCostModel {
   /// A communication op with the same cost forward and backward (the transposed collective).
   void add_comm(Builder& c, const char* name, OpKind kind, CommGroup group, double seconds, double latency_s,
                 double bytes, bool recomputed) const;
+  /// A TP collective of the embedding or the head, with the same cost forward and backward.
   void add_tp_collective(Builder& c, const char* name, collective::Op fwd_op, double bytes, double overlap_window_s,
                          bool recomputed) const;
+  /// The TP communication around the column-parallel linear `g` (QKV, FC1, MLA down-projections):
+  /// the all-gather of its sequence-parallel input, and in the backward the input's re-gather and the
+  /// data gradient's reduce-scatter, each under a gradient GEMM.
+  void add_column_parallel_comm(Builder& c, const char* name, Gemm g, bool recomputed) const;
+  /// The TP communication after the row-parallel linear `g` (attention output, FC2): reduce-scatter
+  /// (all-reduce without SP) of its output, and the all-gather of its output gradient in the backward.
+  void add_row_parallel_comm(Builder& c, const char* name, Gemm g, bool recomputed) const;
+  /// Data- and weight-gradient kernel times of GEMM `g` (as add_gemm costs them).
+  [[nodiscard]] std::pair<double, double> gradient_gemm_seconds(Gemm g) const;
   void add_attention(Builder& c, std::int64_t key_span) const;
+  /// The merge kernels of ring context parallelism around the attention core: `out_width` elements
+  /// of output (and of dQ) per token, `kv_width` of K and V together.
+  void add_cp_corrections(Builder& c, std::int64_t out_width, std::int64_t kv_width, bool recomputed) const;
   void add_dense_mlp(Builder& c, const char* prefix, std::int64_t width, bool recomputed) const;
   void add_moe(Builder& c) const;
   [[nodiscard]] bool recomputes(const char* module) const;

@@ -67,17 +67,7 @@ bool low_precision(Precision p) { return p != Precision::kBf16 && p != Precision
 /// performance_considerations.rst "Memory usage"; Megatron MoE README "FP8 Training: 50% activation
 /// reduction — stores linear layer inputs in FP8"). Scales: fp32 per 128 (blockwise), E8M0 per 32
 /// (MXFP8), E4M3 per 16 (NVFP4, whose weight-gradient inputs are 4-bit after the Hadamard transform).
-double gemm_input_element_bytes(Precision p) {
-  switch (p) {
-    case Precision::kBf16:
-    case Precision::kFp16: return kAct;
-    case Precision::kFp8: return 1.0;
-    case Precision::kFp8Blockwise: return 1.0 + kFp32 / 128.0;
-    case Precision::kMxfp8: return 1.0 + 1.0 / 32.0;
-    case Precision::kNvfp4: return 0.5 + 1.0 / 16.0;
-  }
-  return kAct;
-}
+double gemm_input_element_bytes(Precision p) { return quantized_activation_bytes(p); }
 
 /// Bytes per element of a norm output read by `consumers` GEMMs: one shared 16-bit tensor, or one
 /// quantized copy per low-precision GEMM.
@@ -457,14 +447,21 @@ void fill_activations(const Scenario& s, std::int64_t rank, const schedule::Stag
 
 void fill_runtime(const Scenario& s, const MemoryOptions& opt, RankMemory& r) {
   const auto& p = s.parallel;
-  // One NCCL communicator per process group of more than one rank that this rank uses.
-  const std::int64_t sizes[] = {p.tp, p.cp, p.dp * p.cp, p.pp, p.ep, p.etp, p.edp(s.system.gpus)};
+  // One NCCL communicator per process group of more than one rank that this rank uses. A dense model
+  // never runs a collective on the expert groups, and PyTorch/NCCL set up a communicator's buffers at
+  // its first use, so only MoE models pay for them.
+  const bool moe = s.model.num_moe_experts > 0;
+  const std::int64_t sizes[] = {p.tp, p.cp, p.dp * p.cp, p.pp};
+  const std::int64_t expert_sizes[] = {p.ep, p.etp, p.edp(s.system.gpus)};
   double groups = 0;
   for (std::int64_t g : sizes) groups += g > 1 ? 1.0 : 0.0;
+  for (std::int64_t g : expert_sizes) groups += moe && g > 1 ? 1.0 : 0.0;
   r.comm_buffers_bytes = groups * opt.nccl_bytes_per_group;
   r.cuda_context_bytes = opt.cuda_context_bytes;
-  r.fragmentation_bytes =
-      opt.fragmentation_share * (r.model_state_bytes() + r.activations_bytes + r.activation_working_bytes);
+  // Only what the caching allocator frees and re-allocates every micro-batch fragments: saved
+  // activations and working buffers. Weights, the contiguous gradient buffer and the distributed
+  // optimizer's shards are allocated once at start-up.
+  r.fragmentation_bytes = opt.fragmentation_share * (r.activations_bytes + r.activation_working_bytes);
 }
 
 }  // namespace

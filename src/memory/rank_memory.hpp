@@ -27,7 +27,8 @@ struct MemoryOptions {
   /// NCCL channel buffers per communicator this rank belongs to (NCCL_BUFFSIZE 4 MiB × protocols ×
   /// channels × peers; docs/memory.md).
   double nccl_bytes_per_group = 0.25 * 1024.0 * 1024.0 * 1024.0;
-  /// PyTorch caching-allocator fragmentation as a share of the allocated tensors (Megatron's ×1.05).
+  /// PyTorch caching-allocator fragmentation as a share of the activations and working buffers
+  /// (Megatron's ×1.05 on its activation estimate).
   double fragmentation_share = 0.05;
 };
 

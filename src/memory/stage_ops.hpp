@@ -53,15 +53,15 @@ struct StageContext {
   std::array<double, kSavedKinds> unit{};  ///< saved bytes per count of each kind (one micro-batch)
   StageOp dense, moe;                      ///< a layer of each kind (layer index filled per op)
   double logits = 0;
-  // Static terms of rank_memory: resident = a + comm + context + fragmentation_share · a, with
-  // a = model state + live saved activations + the running op's buffers (rank_memory's formula).
+  // Static terms of rank_memory: resident = model state + a + comm + context + fragmentation_share · a,
+  // with a = live saved activations + the running op's buffers (rank_memory's formula).
   double model_state = 0, comm = 0, context = 0, fragmentation_share = 0;
 
   [[nodiscard]] double resident(const Live& live, double work) const {
     double saved = 0;
     for (std::size_t i = 0; i < unit.size(); ++i) saved += live.n[i] * unit[i];
-    const double a = model_state + saved + work;
-    return a + comm + context + fragmentation_share * a;
+    const double a = saved + work;
+    return model_state + a + comm + context + fragmentation_share * a;
   }
 };
 

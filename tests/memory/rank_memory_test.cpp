@@ -87,6 +87,24 @@ TEST_CASE("a dense GPT rank holds 18 or 6 + 12/DP bytes per parameter of model s
   }
 }
 
+TEST_CASE("runtime terms: communicators of the groups the model uses, fragmentation of the activations") {
+  // Dense llama-3-8b on 16 GPUs, tp 2 pp 2 ⇒ dp 4; etp 2 and edp 4 exist but a dense model never
+  // runs a collective on them: tp, dp, pp communicators only.
+  const Scenario s = make_scenario(config::load_model_preset("llama-3-8b"), {16, 2, 2, 1, 1, 2}, 4096, 1, 64);
+  const auto stages = schedule::plan_stages(s);
+  const memory::MemoryOptions opt;
+  const memory::RankMemory r = memory::rank_memory(s, 0, stages[0], opt);
+  CHECK(r.comm_buffers_bytes == Approx(3.0 * opt.nccl_bytes_per_group).scale(0).epsilon(1e-12));
+  CHECK(r.fragmentation_bytes ==
+        Approx(opt.fragmentation_share * (r.activations_bytes + r.activation_working_bytes)).scale(0).epsilon(1e-12));
+  // The same grid on an MoE model adds the expert groups of more than one rank (ep 2, etp 2, edp 2).
+  model::ModelSpec moe = config::load_model_preset("mixtral-8x7b");
+  const Scenario m = make_scenario(moe, {16, 2, 2, 1, 2, 2}, 4096, 1, 64);
+  const auto moe_stages = schedule::plan_stages(m);
+  const memory::RankMemory rm = memory::rank_memory(m, 0, moe_stages[0], opt);
+  CHECK(rm.comm_buffers_bytes == Approx(6.0 * opt.nccl_bytes_per_group).scale(0).epsilon(1e-12));
+}
+
 TEST_CASE("dense layer activations follow Korthikanti 2022 Table 2 and Megatron's estimator") {
   // s·b·h per layer in bytes; a = 32 heads, t = 4.
   const std::int64_t seq = 2048, mbs = 2, h = 4096, a = 32, t = 4;
@@ -272,10 +290,10 @@ TEST_CASE("hand-worked MoE example (tests/memory/README.md) within 1 %") {
     double weights, grads, optimizer, activations, working, comm, context, fragmentation, total;
   };
   const Expected want[] = {
-      {63201280.0, 126402560.0, 227352576.0, 298057728.0, 25165824.0, 1073741824.0, 644245094.4, 37008998.4,
-       2495175884.8},
-      {63219712.0, 126439424.0, 265156608.0, 130220032.0, 393216000.0, 1073741824.0, 644245094.4, 48912588.8,
-       2745151283.2},
+      {63201280.0, 126402560.0, 227352576.0, 298057728.0, 25165824.0, 1073741824.0, 644245094.4, 16161177.6,
+       2474328064.0},
+      {63219712.0, 126439424.0, 265156608.0, 130220032.0, 393216000.0, 1073741824.0, 644245094.4, 26171801.6,
+       2722410496.0},
   };
   for (std::int64_t st = 0; st < 2; ++st) {
     CAPTURE(st);
