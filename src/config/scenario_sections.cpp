@@ -195,10 +195,11 @@ RecomputeSpec read_recompute(const Json* value) {
 MoeSpec read_moe(const Json* value, const std::filesystem::path& base_dir) {
   MoeSpec out;
   if (!value) return out;
-  const ObjectReader r(*value, "/moe", {"dispatcher", "capacity_factor", "routing", "grouped_gemm", "a2a_overlap",
-                                              "dispatcher_sms"});
+  const ObjectReader r(*value, "/moe", {"dispatcher", "capacity_factor", "pad_to_capacity", "routing", "grouped_gemm",
+                                              "a2a_overlap", "dispatcher_sms"});
   out.dispatcher = dispatcher_from(r.get_enum("dispatcher", "alltoall", {"alltoall", "allgather", "deepep", "hybridep"}));
   out.capacity_factor = r.optional_number("capacity_factor", lim::kCapacityFactor);
+  out.pad_to_capacity = r.get_bool("pad_to_capacity", false);
   if (const Json* routing = r.get("routing")) out.routing = read_routing(*routing, r.path_of("routing"), base_dir);
   out.grouped_gemm = r.get_bool("grouped_gemm", true);
   out.a2a_overlap = r.get_bool("a2a_overlap", false);

@@ -460,7 +460,8 @@ void LayerCostModel::add_moe(Builder& c) const {
   add_memory_op(c, "permute", copies_bytes + token_bytes, copies_bytes + token_bytes, rc_moe, hw::MemoryKernel::kPermute);
 
   // Dispatch and combine. Balanced routing: each rank receives t·k token copies in total.
-  const double imbalance = 1.0;
+  // Balanced routing: each expert receives its share; padded to capacity, capacity_factor × it.
+  const double imbalance = s_.moe.balanced_load_scale();
   double combine = 0, combine_latency = 0, combine_bytes = 0;
   if (p.ep > 1) {
     double dispatch = 0, dispatch_bytes = 0, dispatch_latency = 0;

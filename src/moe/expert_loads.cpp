@@ -201,7 +201,7 @@ std::vector<double> ExpertLoadModel::expert_tokens(std::int64_t tokens, std::int
   return out;
 }
 
-double apply_capacity(std::vector<double>& expert_tokens, double capacity_factor) {
+double apply_capacity(std::vector<double>& expert_tokens, double capacity_factor, bool pad) {
   const double total = std::accumulate(expert_tokens.begin(), expert_tokens.end(), 0.0);
   if (expert_tokens.empty() || total <= 0) return 0.0;
   const double cap = capacity_factor * total / static_cast<double>(expert_tokens.size());
@@ -209,6 +209,8 @@ double apply_capacity(std::vector<double>& expert_tokens, double capacity_factor
   for (double& t : expert_tokens) {
     if (t > cap) {
       dropped += t - cap;
+      t = cap;
+    } else if (pad) {
       t = cap;
     }
   }

@@ -42,8 +42,9 @@ class ExpertLoadModel {
 };
 
 /// Caps every expert at capacity_factor × its balanced share (tokens·topk / experts), as Megatron's
-/// moe_expert_capacity_factor with the drop policy does. Returns the fraction of copies dropped.
-double apply_capacity(std::vector<double>& expert_tokens, double capacity_factor);
+/// moe_expert_capacity_factor with the drop policy does; with `pad` (moe_pad_expert_input_to_capacity)
+/// every expert then holds exactly that capacity. Returns the fraction of routed copies dropped.
+double apply_capacity(std::vector<double>& expert_tokens, double capacity_factor, bool pad = false);
 
 /// Tokens per EP rank with experts placed contiguously (rank j holds experts [j·E/ep, (j+1)·E/ep)).
 [[nodiscard]] std::vector<double> rank_loads(const std::vector<double>& expert_tokens, std::int64_t ep);

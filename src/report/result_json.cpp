@@ -177,6 +177,7 @@ nlohmann::json scenario_to_json(const Scenario& s) {
   const auto& p = s.parallel;
   Json moe{{"dispatcher", std::string(to_string(s.moe.dispatcher))},
            {"capacity_factor", nullptr},
+           {"pad_to_capacity", s.moe.pad_to_capacity},
            {"routing", routing_to_json(s.moe.routing)},
            {"grouped_gemm", s.moe.grouped_gemm},
            {"a2a_overlap", s.moe.a2a_overlap},

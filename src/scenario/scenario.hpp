@@ -71,7 +71,18 @@ struct RoutingSpec {
 struct MoeSpec {
   Dispatcher dispatcher = Dispatcher::kAlltoall;
   std::optional<double> capacity_factor;  ///< nullopt = dropless
+  /// Megatron --moe-pad-expert-input-to-capacity: every expert processes exactly its capacity
+  /// (capacity_factor × its balanced share): the router fills each expert with its most probable
+  /// tokens, dropping above the capacity and padding below it, so expert GEMMs and all-to-alls run
+  /// at fixed shapes, capacity_factor × the balanced work, whatever the skew.
+  bool pad_to_capacity = false;
   RoutingSpec routing;
+  /// Expert work (and all-to-all rows) per routed copy under balanced routing: capacity_factor with
+  /// pad_to_capacity, else 1. The estimate costs MoE layers at this scale; the simulation's load
+  /// factors are relative to it.
+  [[nodiscard]] double balanced_load_scale() const {
+    return pad_to_capacity && capacity_factor ? *capacity_factor : 1.0;
+  }
   bool grouped_gemm = true;
   /// Megatron --overlap-moe-expert-parallel-comm ("combined 1F1B", Megatron-Core
   /// docs/user-guide/features/moe_a2a_overlap.md): in the steady state a forward and a backward pass

@@ -225,6 +225,15 @@ void check_fp4_param_gather(const Scenario& s) {
                    "false, or precision nvfp4");
 }
 
+// Megatron's arguments.py: --moe-pad-expert-input-to-capacity requires --moe-expert-capacity-factor.
+void check_pad_to_capacity(const Scenario& s) {
+  if (!s.moe.pad_to_capacity || s.moe.capacity_factor) return;
+  throw InputError("/moe/pad_to_capacity", "true",
+                   "pad_to_capacity pads each expert to its capacity and needs moe.capacity_factor (it is null: "
+                   "dropless)",
+                   "false, or set moe.capacity_factor");
+}
+
 // Megatron's checks for --overlap-moe-expert-parallel-comm (arguments.py / transformer_config.py;
 // Megatron-Bridge skill "perf-moe-comm-overlap", prerequisites): an MoE model with EP > 1, the
 // alltoall or flex dispatcher, no full recompute, and with PP > 1 the interleaved schedule.
@@ -288,6 +297,7 @@ void validate_layout(const Scenario& s) {
   check_context_parallel(s);
   check_gpu_count(s);
   check_experts(s);
+  check_pad_to_capacity(s);
   check_a2a_overlap(s);
   check_dispatcher_sms(s);
   check_batch(s);

@@ -105,24 +105,33 @@ const StepSimulation::RoutingDraw& StepSimulation::routing_draw(std::int32_t lay
   const std::int64_t tokens_per_rank =
       s_.training.micro_batch_size * s_.training.seq_length / p.cp / (p.sequence_parallel ? p.tp : 1);
   std::vector<double> experts = loads_.expert_tokens(tokens_per_rank * p.ep, layer, microbatch);
+  // The load table records the copies the router kept; padding changes the work, not the routing.
+  std::vector<double> routed;
   if (s_.moe.capacity_factor) {
-    dropped_ += moe::apply_capacity(experts, *s_.moe.capacity_factor);
+    if (s_.moe.pad_to_capacity) {
+      routed = experts;
+      moe::apply_capacity(routed, *s_.moe.capacity_factor);
+    }
+    dropped_ += moe::apply_capacity(experts, *s_.moe.capacity_factor, s_.moe.pad_to_capacity);
   }
+  const std::vector<double>& kept = routed.empty() ? experts : routed;
   const moe::ExpertPlacement* placement =
       options_.redundant_experts_per_rank >= 0 ? &placement_of(layer, tokens_per_rank) : nullptr;
   RoutingDraw draw;
   draw.rank_factors = placement ? moe::placed_rank_loads(experts, *placement) : moe::rank_loads(experts, p.ep);
-  // Relative to the balanced share, so dropped copies also shorten the expert work.
-  const double mean = static_cast<double>(tokens_per_rank * s_.model.moe_router_topk);
+  // Relative to the balanced share the estimate costed (padded to capacity: capacity_factor × it),
+  // so dropped copies also shorten the expert work.
+  const double mean = static_cast<double>(tokens_per_rank * s_.model.moe_router_topk) * s_.moe.balanced_load_scale();
   for (double& l : draw.rank_factors) l = mean > 0 ? l / mean : 1.0;
   fill_expert_factors(experts, placement, p.ep, mean * static_cast<double>(p.ep) / static_cast<double>(experts.size()),
                       draw.expert_factors, draw.offsets);
   const double worst = moe::imbalance(draw.rank_factors);
   LayerLoadSum& sum = layer_loads_[layer];
   if (sum.tokens.empty()) sum.tokens.assign(experts.size(), 0.0);
-  for (std::size_t e = 0; e < experts.size(); ++e) sum.tokens[e] += experts[e];
+  for (std::size_t e = 0; e < kept.size(); ++e) sum.tokens[e] += kept[e];
   ++sum.draws;
-  sum.balanced = mean * static_cast<double>(p.ep) / static_cast<double>(experts.size());
+  sum.balanced = static_cast<double>(tokens_per_rank * s_.model.moe_router_topk * p.ep) /
+                static_cast<double>(experts.size());
   sum.worst = std::max(sum.worst, worst);
   imbalance_sum_ += worst;
   imbalance_max_ = std::max(imbalance_max_, worst);

@@ -81,6 +81,16 @@ TEST_CASE("capacity factor 1.0 caps every expert at its balanced share and repor
   CHECK(moe::apply_capacity(none, 1.0) == 0.0);
 }
 
+TEST_CASE("padded to capacity every expert holds exactly its capacity, with the same drops") {
+  std::vector<double> e = {100, 20, 40, 40};  // mean 50, capacity 1.25 × 50 = 62.5
+  const double dropped = moe::apply_capacity(e, 1.25, true);
+  for (const double t : e) CHECK(t == doctest::Approx(62.5));
+  CHECK(dropped == doctest::Approx(37.5 / 200.0));
+  std::vector<double> unpadded = {100, 20, 40, 40};
+  CHECK(moe::apply_capacity(unpadded, 1.25) == doctest::Approx(dropped));
+  CHECK(unpadded[1] == 20);
+}
+
 TEST_CASE("the same seed gives the same draws; another seed other draws") {
   const moe::ExpertLoadModel a(routing(RoutingDistribution::kLognormal, 1.0), 64, 8, 3);
   const moe::ExpertLoadModel b(routing(RoutingDistribution::kLognormal, 1.0), 64, 8, 3);

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "collective/closed_form.hpp"
@@ -201,4 +202,39 @@ TEST_CASE("combined 1F1B (moe.a2a_overlap): both fidelities hide the same all-to
     const Result sim = sim::simulate_step(s).result;
     CHECK(sim.step_time_s == rel(est.step_time_s, 0.05));
   }
+}
+
+TEST_CASE("padded to capacity (moe.pad_to_capacity): fixed expert work whatever the skew") {
+  Scenario s = make("mixtral-8x7b", "hgx-h100", 8, 1, 1, 8, 16);
+  s.optimizer.overlap_grad_reduce = false;
+  s.optimizer.overlap_param_gather = false;
+  s.moe.routing.distribution = RoutingDistribution::kLognormal;
+  s.moe.routing.lognormal_sigma = 1.0;
+  s.moe.capacity_factor = 1.25;
+  validate_layout(s);
+  const Result dropped = sim::simulate_step(s).result;
+  s.moe.pad_to_capacity = true;
+  validate_layout(s);
+  const Result padded = sim::simulate_step(s).result;
+  const Result padded_est = estimate::estimate_step(s);
+  // Every expert holds its capacity: no rank waits for a hotter one, and the simulation is the
+  // estimate's balanced step at 1.25 × the expert work.
+  CHECK(padded.breakdown.moe_imbalance == doctest::Approx(1.0));
+  CHECK(padded.step_time_s == rel(padded_est.step_time_s, 0.03));
+  // The router drops the same copies either way; the heat map shows the copies kept, not the padding.
+  CHECK(padded.routing.drop_rate == doctest::Approx(dropped.routing.drop_rate));
+  CHECK(padded.routing.drop_rate > 0.0);
+  REQUIRE_FALSE(padded.routing.layers.empty());
+  const auto& load = padded.routing.layers.front().expert_load;
+  CHECK(*std::min_element(load.begin(), load.end()) < 1.0);
+  CHECK(*std::max_element(load.begin(), load.end()) <= 1.25 + 1e-4);
+  // The estimate charges padding: more expert work than the balanced dropless step.
+  Scenario dropless = s;
+  dropless.moe.capacity_factor.reset();
+  dropless.moe.pad_to_capacity = false;
+  dropless.moe.routing.distribution = RoutingDistribution::kBalanced;
+  CHECK(padded_est.step_time_s > estimate::estimate_step(dropless).step_time_s);
+  MESSAGE("lognormal σ 1, capacity 1.25: dropped " << dropped.step_time_s << " s, padded " << padded.step_time_s
+                                                    << " s (estimate " << padded_est.step_time_s << " s), drop rate "
+                                                    << padded.routing.drop_rate);
 }
