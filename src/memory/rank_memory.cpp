@@ -151,7 +151,10 @@ double mlp_inner_bytes_per_token(const Scenario& s, double f_rank, bool drop_act
 /// (dense ranks tp·cp·dp = expert ranks etp·ep·edp per stage). Skew raises the most-loaded rank.
 double routed_copies_per_token(const Scenario& s, const MemoryOptions& opt) {
   double load = opt.expert_load_factor;
-  if (s.moe.capacity_factor) load = s.moe.pad_to_capacity ? *s.moe.capacity_factor : std::min(load, *s.moe.capacity_factor);
+  if (s.moe.capacity_factor) {
+    // Padded, every expert holds exactly its capacity; dropping, at most that.
+    load = s.moe.pad_to_capacity ? *s.moe.capacity_factor : std::min(load, *s.moe.capacity_factor);
+  }
   return as_d(s.model.moe_router_topk) * as_d(s.parallel.etp) / as_d(s.parallel.tp) * load;
 }
 

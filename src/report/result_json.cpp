@@ -253,6 +253,26 @@ nlohmann::json result_to_json(const Result& r) {
                         {"max_imbalance", finite(r.routing.max_imbalance, "routing.max_imbalance")},
                         {"drop_rate", finite(r.routing.drop_rate, "routing.drop_rate")},
                         {"layers", layers}};
+    const DispatchMatrixResult& dm = r.routing.dispatch_matrix;
+    if (dm.ranks > 0) {
+      // Whole bytes: the matrices are expectations, and integers keep the JSON short and stable.
+      const auto matrix = [&](const std::vector<double>& v, const char* field) {
+        Json rows = Json::array();
+        for (std::int64_t s = 0; s < dm.ranks; ++s) {
+          Json row = Json::array();
+          for (std::int64_t d = 0; d < dm.ranks; ++d) {
+            row.push_back(std::llround(finite(v[static_cast<std::size_t>(s * dm.ranks + d)], field)));
+          }
+          rows.push_back(std::move(row));
+        }
+        return rows;
+      };
+      j["routing"]["dispatch_matrix"] =
+          Json{{"layer", dm.layer},
+               {"ranks", dm.ranks},
+               {"dispatch_bytes", matrix(dm.dispatch_bytes, "routing.dispatch_matrix.dispatch_bytes")},
+               {"combine_bytes", matrix(dm.combine_bytes, "routing.dispatch_matrix.combine_bytes")}};
+    }
   }
   return j;
 }

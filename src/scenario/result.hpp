@@ -82,6 +82,14 @@ struct LayerExpertLoad {
   double max_rank_imbalance = 1.0;      ///< worst max/mean tokens per EP rank over this layer's draws
 };
 
+/// Bytes between EP rank pairs in one MoE layer's dispatch and combine for one micro-batch
+/// (moe/dispatch_matrix.hpp), row-major [source][destination]; the diagonal stays on the rank.
+struct DispatchMatrixResult {
+  std::int64_t layer = -1;  ///< the transformer layer (the first MoE layer a simulated rank routes)
+  std::int64_t ranks = 0;   ///< EP group size
+  std::vector<double> dispatch_bytes, combine_bytes;
+};
+
 /// Expert loads the simulation drew (fidelity simulation, MoE models).
 struct RoutingResult {
   bool present = false;
@@ -90,6 +98,7 @@ struct RoutingResult {
   double max_imbalance = 1.0;    ///< the worst draw
   double drop_rate = 0;          ///< fraction of token copies dropped by the capacity factor
   std::vector<LayerExpertLoad> layers;  ///< per MoE layer routed by a simulated rank, by layer index
+  DispatchMatrixResult dispatch_matrix;  ///< the first of those layers at its mean drawn loads
 };
 
 /// What the event simulation ran (fidelity simulation only).

@@ -61,6 +61,7 @@ SimOutput StepSimulation::finish() {
       for (double t : sum.tokens) l.expert_load.push_back(denom > 0 ? t / denom : 1.0);
       r.routing.layers.push_back(std::move(l));
     }
+    if (!layer_loads_.empty()) r.routing.dispatch_matrix = dispatch_matrix_of(layer_loads_.begin()->first);
   }
 
   SimulationInfo& si = r.simulation;

@@ -101,9 +101,7 @@ const StepSimulation::RoutingDraw& StepSimulation::routing_draw(std::int32_t lay
   auto it = load_cache_.find(key);
   if (it != load_cache_.end()) return it->second;
   const auto& p = s_.parallel;
-  // Each EP rank routes its sequence-parallel slice of the micro-batch.
-  const std::int64_t tokens_per_rank =
-      s_.training.micro_batch_size * s_.training.seq_length / p.cp / (p.sequence_parallel ? p.tp : 1);
+  const std::int64_t tokens_per_rank = routed_tokens_per_rank();
   std::vector<double> experts = loads_.expert_tokens(tokens_per_rank * p.ep, layer, microbatch);
   // The load table records the copies the router kept; padding changes the work, not the routing.
   std::vector<double> routed;
@@ -137,6 +135,36 @@ const StepSimulation::RoutingDraw& StepSimulation::routing_draw(std::int32_t lay
   imbalance_max_ = std::max(imbalance_max_, worst);
   ++imbalance_draws_;
   return load_cache_.emplace(key, std::move(draw)).first->second;
+}
+
+std::int64_t StepSimulation::routed_tokens_per_rank() const {
+  // Each EP rank routes its sequence-parallel slice of the micro-batch.
+  const auto& p = s_.parallel;
+  return s_.training.micro_batch_size * s_.training.seq_length / p.cp / (p.sequence_parallel ? p.tp : 1);
+}
+
+DispatchMatrixResult StepSimulation::dispatch_matrix_of(std::int32_t layer) {
+  const auto& p = s_.parallel;
+  const LayerLoadSum& sum = layer_loads_.at(layer);
+  const std::int64_t tokens_per_rank = routed_tokens_per_rank();
+  // Mean copies per expert over the layer's draws, on the ranks that hold them; padded to capacity
+  // every expert holds the same.
+  std::vector<double> experts = sum.tokens;
+  for (double& t : experts) t /= static_cast<double>(std::max<std::int64_t>(sum.draws, 1));
+  if (s_.moe.pad_to_capacity) std::fill(experts.begin(), experts.end(), 1.0);
+  std::vector<double> loads = options_.redundant_experts_per_rank >= 0
+                                  ? moe::placed_rank_loads(experts, placement_of(layer, tokens_per_rank))
+                                  : moe::rank_loads(experts, p.ep);
+  double total = 0;
+  for (const double l : loads) total += l;
+  for (double& l : loads) l = total > 0 ? l / total : 1.0 / static_cast<double>(loads.size());
+  const moe::DispatchShape shape{s_.model.num_moe_experts, s_.model.moe_router_topk, p.ep,
+                                 costs_.groups().ep.per_domain, s_.moe.routing.device_limited_nodes,
+                                 s_.moe.dispatcher};
+  const moe::DispatchMatrix m = moe::dispatch_matrix(
+      shape, static_cast<double>(tokens_per_rank) * s_.moe.balanced_load_scale(), s_.model.hidden_size,
+      moe::dispatch_element_bytes(s_.moe.dispatcher, s_.precision), loads);
+  return {layer, m.ranks, m.dispatch_bytes, m.combine_bytes};
 }
 
 const moe::ExpertPlacement& StepSimulation::placement_of(std::int32_t layer, std::int64_t tokens_per_rank) {

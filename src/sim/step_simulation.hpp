@@ -22,6 +22,7 @@
 #include "estimate/ep_overlap.hpp"
 #include "estimate/layer_cost.hpp"
 #include "estimate/result_common.hpp"
+#include "moe/dispatch_matrix.hpp"
 #include "moe/expert_loads.hpp"
 #include "moe/placement.hpp"
 #include "schedule/pipeline_schedule.hpp"
@@ -288,6 +289,10 @@ class StepSimulation {
   double imbalance_sum_ = 0, imbalance_max_ = 1.0, dropped_ = 0;
   /// Per MoE layer: drawn tokens per expert summed over micro-batches, the draws, the worst imbalance
   /// (the result's per-layer × per-expert load table).
+  /// Tokens each EP rank routes per micro-batch and MoE layer.
+  [[nodiscard]] std::int64_t routed_tokens_per_rank() const;
+  /// The EP rank-pair bytes of `layer`'s dispatch and combine at its mean drawn loads.
+  DispatchMatrixResult dispatch_matrix_of(std::int32_t layer);
   struct LayerLoadSum {
     std::vector<double> tokens;
     std::int64_t draws = 0;

@@ -238,3 +238,25 @@ TEST_CASE("padded to capacity (moe.pad_to_capacity): fixed expert work whatever 
                                                     << " s (estimate " << padded_est.step_time_s << " s), drop rate "
                                                     << padded.routing.drop_rate);
 }
+
+TEST_CASE("under skew the result carries one MoE layer's EP rank-pair traffic") {
+  Scenario s = make("mixtral-8x7b", "hgx-h100", 8, 1, 1, 8, 16);
+  s.moe.routing.distribution = RoutingDistribution::kZipf;
+  s.moe.routing.zipf_s = 1.0;
+  validate_layout(s);
+  const Result r = sim::simulate_step(s).result;
+  const DispatchMatrixResult& m = r.routing.dispatch_matrix;
+  REQUIRE(m.ranks == 8);
+  CHECK(m.layer == r.routing.layers.front().layer);
+  // Zipf makes some ranks hotter: what they receive differs, and the combine mirrors the dispatch.
+  double lo = 1e300, hi = 0;
+  for (std::int64_t d = 0; d < 8; ++d) {
+    const double into = m.dispatch_bytes[static_cast<std::size_t>(d)];  // from rank 0
+    lo = std::min(lo, into);
+    hi = std::max(hi, into);
+    CHECK(m.combine_bytes[static_cast<std::size_t>(d * 8)] == doctest::Approx(into));
+  }
+  CHECK(hi > 1.5 * lo);
+  const auto j = report::result_to_json(r);
+  CHECK(j.at("routing").at("dispatch_matrix").at("dispatch_bytes").size() == 8);
+}
