@@ -46,7 +46,7 @@ SimOutput StepSimulation::finish() {
         "(the replicas' weights, low-precision copies and gradients are in memory)",
         options_.redundant_experts_per_rank));
   }
-  if (s_.model.is_moe() && s_.parallel.ep > 1 && imbalance_draws_ > 0) {
+  if (s_.model.is_moe() && imbalance_draws_ > 0) {
     r.routing.present = true;
     r.routing.draws = imbalance_draws_;
     r.routing.mean_imbalance = b.moe_imbalance;
@@ -61,7 +61,9 @@ SimOutput StepSimulation::finish() {
       for (double t : sum.tokens) l.expert_load.push_back(denom > 0 ? t / denom : 1.0);
       r.routing.layers.push_back(std::move(l));
     }
-    if (!layer_loads_.empty()) r.routing.dispatch_matrix = dispatch_matrix_of(layer_loads_.begin()->first);
+    if (!layer_loads_.empty() && s_.parallel.ep > 1) {
+      r.routing.dispatch_matrix = dispatch_matrix_of(layer_loads_.begin()->first);
+    }
   }
 
   SimulationInfo& si = r.simulation;

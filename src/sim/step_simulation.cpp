@@ -26,7 +26,8 @@ StepSimulation::StepSimulation(const Scenario& s, const SimOptions& options)
                     2.0 / (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
   // Under balanced routing every rank of a stage runs the same ops at the same times, so one
   // stands for all; under skew the EP ranks of a stage differ and each is simulated.
-  ep_sim_ = (s.model.is_moe() && !loads_.balanced()) ? p.ep : 1;
+  ragged_ = s.model.is_moe() && !loads_.balanced();
+  ep_sim_ = ragged_ ? p.ep : 1;
   const std::int64_t per_stage = s.system.gpus / p.pp;
   ranks_.resize(static_cast<std::size_t>(p.pp * ep_sim_));
   for (std::int64_t st = 0; st < p.pp; ++st) {
@@ -188,7 +189,9 @@ double StepSimulation::load_factor(const RankState& r, const PipelinePass& pass,
 
 double StepSimulation::op_seconds(const RankState& r, const PipelinePass& pass, std::size_t op_index) {
   const LayerOp& op = ops_of(r, pass)[op_index];
-  if (ep_sim_ == 1) return op.seconds;
+  // Skewed routing makes every rank's expert loads ragged, EP = 1 included (all experts local, the
+  // grouped GEMM still pays for uneven groups).
+  if (!ragged_) return op.seconds;
   const ChunkProgram& c = r.chunks[static_cast<std::size_t>(pass.chunk)];
   const std::int32_t layer = (pass.backward ? c.backward_load_layer : c.forward_load_layer)[op_index];
   if (layer < 0) return op.seconds;

@@ -273,6 +273,7 @@ class StepSimulation {
   std::vector<RankState> ranks_;
   std::int64_t m_ = 1, vpp_ = 1;
   std::int64_t ep_sim_ = 1;  ///< EP ranks simulated per stage (1: replicated, ep: distinct under skew)
+  bool ragged_ = false;      ///< MoE with skewed routing: expert ops follow each rank's drawn loads
   /// EP collectives in progress per stage, by sequence number.
   std::vector<std::map<std::int64_t, EpBarrier>> barriers_;
   std::map<std::int64_t, RoutingDraw> load_cache_;

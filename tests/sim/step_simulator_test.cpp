@@ -260,3 +260,23 @@ TEST_CASE("under skew the result carries one MoE layer's EP rank-pair traffic") 
   const auto j = report::result_to_json(r);
   CHECK(j.at("routing").at("dispatch_matrix").at("dispatch_bytes").size() == 8);
 }
+
+TEST_CASE("EP 1 under skew: the local grouped GEMM pays for ragged expert loads") {
+  Scenario s = make("mixtral-8x7b", "hgx-h100", 8, 1, 1, 1, 16);
+  s.optimizer.overlap_grad_reduce = false;
+  s.optimizer.overlap_param_gather = false;
+  const Result balanced = sim::simulate_step(s).result;
+  s.moe.routing.distribution = RoutingDistribution::kLognormal;
+  s.moe.routing.lognormal_sigma = 1.0;
+  validate_layout(s);
+  const Result skewed = sim::simulate_step(s).result;
+  // Same FLOPs, uneven groups: the grouped GEMM wastes tiles on the small ones.
+  CHECK(skewed.step_time_s > balanced.step_time_s);
+  CHECK(skewed.breakdown.moe_imbalance == doctest::Approx(1.0));  // one EP rank holds every expert
+  REQUIRE(skewed.routing.present);
+  CHECK(skewed.routing.dispatch_matrix.ranks == 0);  // no all-to-all at EP 1
+  const auto& load = skewed.routing.layers.front().expert_load;
+  CHECK(*std::max_element(load.begin(), load.end()) > 1.2);
+  MESSAGE("Mixtral EP1, lognormal σ 1: " << balanced.step_time_s << " s balanced, " << skewed.step_time_s
+                                         << " s skewed");
+}
