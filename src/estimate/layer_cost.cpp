@@ -288,11 +288,9 @@ void LayerCostModel::add_row_parallel_comm(Builder& c, const char* name, Gemm g,
   const double dgrad = gradient_gemm_seconds(g).first;
   const double fwd = p.tp_comm_overlap ? std::max(0.0, scatter - fwd_gemm) : scatter;
   const double bwd = p.tp_comm_overlap ? std::max(0.0, gather - dgrad) : gather;
-  const LayerOp forward{name,         OpKind::kTpComm,
-                        OpPhase::kForward, fwd,
-                        std::min(comms_.latency(Op::kReduceScatter, groups_.tp).value(), fwd),
-                        scatter_bytes,  0,
-                        CommGroup::kTp};
+  const double scatter_latency = comms_.latency(Op::kReduceScatter, groups_.tp).value();
+  const LayerOp forward{name,          OpKind::kTpComm, OpPhase::kForward, fwd, std::min(scatter_latency, fwd),
+                        scatter_bytes, 0,               CommGroup::kTp};
   c.forward.push_back(forward);
   c.backward_in_forward_order.push_back({name, OpKind::kTpComm, OpPhase::kBackward, bwd,
                                          std::min(comms_.latency(Op::kAllGather, groups_.tp).value(), bwd),
