@@ -152,14 +152,13 @@ void LayerCostModel::add_gemm(Builder& c, const char* name, Gemm g, bool recompu
   // Backward: data gradient dX = dY·Wᵀ (m×k, inner n) and weight gradient dW = Xᵀ·dY (k×n, inner m),
   // both with the split accumulator of TE's FP8 recipes (it only costs time where the tensor cores
   // have a fast mode, see compute::Accumulation).
-  const double dgrad = kernels_.gemm({g.m, g.k, g.n, g.batch}, p, compute::Accumulation::kSplit).value();
-  const double wgrad = kernels_.gemm({g.k, g.n, g.m, g.batch}, p, compute::Accumulation::kSplit).value();
+  const auto [dgrad, wgrad] = gradient_gemm_seconds(g, p);
   push_gemm(c, name, g, recomputed, p, fwd, dgrad, wgrad);
 }
 
-std::pair<double, double> LayerCostModel::gradient_gemm_seconds(Gemm g) const {
-  return {kernels_.gemm({g.m, g.k, g.n, g.batch}, s_.precision, compute::Accumulation::kSplit).value(),
-          kernels_.gemm({g.k, g.n, g.m, g.batch}, s_.precision, compute::Accumulation::kSplit).value()};
+std::pair<double, double> LayerCostModel::gradient_gemm_seconds(Gemm g, Precision p) const {
+  return {kernels_.gemm({g.m, g.k, g.n, g.batch}, p, compute::Accumulation::kSplit).value(),
+          kernels_.gemm({g.k, g.n, g.m, g.batch}, p, compute::Accumulation::kSplit).value()};
 }
 
 void LayerCostModel::add_expert_gemm(Builder& c, const char* name, Gemm g, bool recomputed) const {
@@ -256,7 +255,7 @@ void LayerCostModel::add_column_parallel_comm(Builder& c, const char* name, Gemm
   const double gather_latency = comms_.latency(Op::kAllGather, groups_.tp).value();
   const double scatter_latency = comms_.latency(Op::kReduceScatter, groups_.tp).value();
   const double fwd_gemm = kernels_.gemm({g.m, g.n, g.k, g.batch}, s_.precision).value();
-  const auto [dgrad, wgrad] = gradient_gemm_seconds(g);
+  const auto [dgrad, wgrad] = gradient_gemm_seconds(g, s_.precision);
   const double fwd = p.tp_comm_overlap ? std::max(0.0, gather - fwd_gemm) : gather;
   const double bwd = std::max(0.0, gather - dgrad) + std::max(0.0, scatter - wgrad);
   const LayerOp forward{name, OpKind::kTpComm, OpPhase::kForward, fwd, std::min(gather_latency, fwd), gather_bytes, 0,
@@ -285,7 +284,7 @@ void LayerCostModel::add_row_parallel_comm(Builder& c, const char* name, Gemm g,
   const double scatter = comms_.time(Op::kReduceScatter, Bytes(scatter_bytes), groups_.tp).value();
   const double gather = comms_.time(Op::kAllGather, Bytes(gather_bytes), groups_.tp).value();
   const double fwd_gemm = kernels_.gemm({g.m, g.n, g.k, g.batch}, s_.precision).value();
-  const double dgrad = gradient_gemm_seconds(g).first;
+  const double dgrad = gradient_gemm_seconds(g, s_.precision).first;
   const double fwd = p.tp_comm_overlap ? std::max(0.0, scatter - fwd_gemm) : scatter;
   const double bwd = p.tp_comm_overlap ? std::max(0.0, gather - dgrad) : gather;
   const double scatter_latency = comms_.latency(Op::kReduceScatter, groups_.tp).value();

@@ -154,8 +154,8 @@ class LayerCostModel {
   /// The TP communication after the row-parallel linear `g` (attention output, FC2): reduce-scatter
   /// (all-reduce without SP) of its output, and the all-gather of its output gradient in the backward.
   void add_row_parallel_comm(Builder& c, const char* name, Gemm g, bool recomputed) const;
-  /// Data- and weight-gradient kernel times of GEMM `g` (as add_gemm costs them).
-  [[nodiscard]] std::pair<double, double> gradient_gemm_seconds(Gemm g) const;
+  /// Data- and weight-gradient kernel times of GEMM `g` in `precision` (TE's split accumulator).
+  [[nodiscard]] std::pair<double, double> gradient_gemm_seconds(Gemm g, Precision precision) const;
   void add_attention(Builder& c, std::int64_t key_span) const;
   /// The merge kernels of ring context parallelism around the attention core: `out_width` elements
   /// of output (and of dQ) per token, `kv_width` of K and V together.

@@ -33,17 +33,11 @@ DispatchMatrix dispatch_matrix(const DispatchShape& shape, double tokens_per_ran
       for (std::int64_t d = 0; d < ep; ++d) at(s, d) = tokens_per_rank;
     }
   } else if (shape.dispatcher == Dispatcher::kDeepep || shape.dispatcher == Dispatcher::kHybridep) {
-    const std::int64_t domains = (ep + per_domain - 1) / per_domain;
-    // The balanced per-token chances of reaching one remote domain and one peer rank, as in
-    // dispatch_rows (device-limited routing included).
-    const std::int64_t per_rank_experts = shape.experts / ep;
-    const std::int64_t per_domain_experts = per_rank_experts * per_domain;
-    const std::int64_t limit =
-        (shape.device_limited > 0 && shape.device_limited < domains) ? shape.device_limited : domains;
-    const double chosen = static_cast<double>(limit) / static_cast<double>(domains);
-    const std::int64_t pool = per_domain_experts * limit;
-    const double p_domain = chosen * (1.0 - miss_probability(pool, per_domain_experts, shape.topk));
-    const double p_rank = chosen * (1.0 - miss_probability(pool, per_rank_experts, shape.topk));
+    // The balanced per-token chances of reaching one remote domain and one peer rank, as
+    // dispatch_rows uses them.
+    const DispatchReach reach = dispatch_reach(shape);
+    const std::int64_t domains = reach.domains;
+    const double p_domain = reach.domain, p_rank = reach.rank;
     std::vector<double> domain_relative(static_cast<std::size_t>(domains), 0.0);
     for (std::int64_t r = 0; r < ep; ++r) domain_relative[static_cast<std::size_t>(domain_of(r))] += relative(r);
     for (auto& x : domain_relative) x /= static_cast<double>(per_domain);

@@ -26,22 +26,30 @@ DispatchRows dispatch_rows(const DispatchShape& s) {
     r.network = k * static_cast<double>(ep - per_domain) / static_cast<double>(ep);
     return r;
   }
-  const std::int64_t domains = (ep + per_domain - 1) / per_domain;
+  const DispatchReach reach = dispatch_reach(s);
+  // Network: one row per remote domain the token reaches. NVLink: one row per peer rank of this
+  // domain it reaches, plus the forwarding of other ranks' tokens that landed here, which by
+  // symmetry equals this rank's tokens forwarded elsewhere: (D − 1)·(pd − 1)·p_rank.
+  r.network = static_cast<double>(reach.domains - 1) * reach.domain;
+  r.nvlink = static_cast<double>(reach.domains) * (pd - 1.0) * reach.rank;
+  return r;
+}
+
+DispatchReach dispatch_reach(const DispatchShape& s) {
+  DispatchReach out;
+  const std::int64_t ep = std::max<std::int64_t>(s.ep, 1);
+  const std::int64_t per_domain = std::clamp<std::int64_t>(s.ep_per_domain, 1, ep);
+  out.domains = (ep + per_domain - 1) / per_domain;
   const std::int64_t per_rank_experts = s.experts / ep;
   const std::int64_t per_domain_experts = per_rank_experts * per_domain;
   // Device-limited routing: the token picks M domains first (uniformly, balanced), then its k
   // experts among theirs (DeepSeek-V3 report §2.1.2).
-  const std::int64_t m = (s.device_limited > 0 && s.device_limited < domains) ? s.device_limited : domains;
-  const double chosen = static_cast<double>(m) / static_cast<double>(domains);
+  const std::int64_t m = (s.device_limited > 0 && s.device_limited < out.domains) ? s.device_limited : out.domains;
+  const double chosen = static_cast<double>(m) / static_cast<double>(out.domains);
   const std::int64_t pool = per_domain_experts * m;
-  const double p_domain = chosen * (1.0 - miss_probability(pool, per_domain_experts, s.topk));
-  const double p_rank = chosen * (1.0 - miss_probability(pool, per_rank_experts, s.topk));
-  // Network: one row per remote domain the token reaches. NVLink: one row per peer rank of this
-  // domain it reaches, plus the forwarding of other ranks' tokens that landed here, which by
-  // symmetry equals this rank's tokens forwarded elsewhere: (D − 1)·(pd − 1)·p_rank.
-  r.network = static_cast<double>(domains - 1) * p_domain;
-  r.nvlink = static_cast<double>(domains) * (pd - 1.0) * p_rank;
-  return r;
+  out.domain = chosen * (1.0 - miss_probability(pool, per_domain_experts, s.topk));
+  out.rank = chosen * (1.0 - miss_probability(pool, per_rank_experts, s.topk));
+  return out;
 }
 
 double dispatch_element_bytes(Dispatcher d, Precision training) {

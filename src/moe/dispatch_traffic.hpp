@@ -28,6 +28,16 @@ struct DispatchShape {
 /// Expected rows per routed token (uniform expert choice: the balanced routing the estimator prices).
 [[nodiscard]] DispatchRows dispatch_rows(const DispatchShape& shape);
 
+/// For the deduplicating dispatchers under balanced routing: how many NVLink domains the EP group
+/// spans and the chance that one token reaches a given remote domain / a given rank (DeepSeek's
+/// device-limited routing included: the token picks M domains first, then its k experts among theirs).
+struct DispatchReach {
+  std::int64_t domains = 1;
+  double domain = 0;  ///< P(token reaches a given domain)
+  double rank = 0;    ///< P(token reaches a given rank)
+};
+[[nodiscard]] DispatchReach dispatch_reach(const DispatchShape& shape);
+
 /// C(n − a, k) / C(n, k): the chance that none of k distinct picks among n items falls in a given
 /// subset of a items.
 [[nodiscard]] double miss_probability(std::int64_t n, std::int64_t a, std::int64_t k);
