@@ -25,6 +25,12 @@ inline constexpr double kPipelineBytes = 3.0 * 1024 * 1024;
   return bytes > 0 ? bytes * cap / (bytes + cap) : 0.0;
 }
 
+// Point-to-point channels (send/recv, hence all-to-all): src/graph/paths.cc ncclTopoComputeP2pChannels
+// takes p2pnChannels = pow2Up(min(collective channels, NCCL_MAX_P2P_NCHANNELS = MAXCHANNELS)), and
+// NCCL's init line on HGX H100 and on GB200 NVL72 trays reads "32 coll channels, ..., 32 p2p
+// channels". Each channel is one CTA resident on its own SM while the all-to-all runs.
+inline constexpr int kP2pChannels = 32;
+
 // nccl-tests times each call from the host: launch, start-up and completion are part of every
 // measured collective (the 8-GPU sweeps bottom out at 25-45 µs, above NCCL's modelled 15 µs for LL).
 inline constexpr double kCallOverhead = 10e-6;

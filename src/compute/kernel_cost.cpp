@@ -27,6 +27,21 @@ constexpr std::array<TileOption, 4> kTiles{{{128, 256, 1.00}, {128, 128, 0.92}, 
 // K-slice, which matters for short K (router GEMMs, small experts).
 constexpr double kTileKOverhead = 64.0;
 
+// Split-K (CUTLASS's split_k_slices / cuBLAS's split-K kernels, the reason cuBLASLt exposes
+// CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES): when the output has fewer tiles than SMs, the K loop is
+// cut into slices that run as separate tiles and write FP32 partial sums that a reduction adds up.
+// moesim considers it only for a GEMM whose output fills less than one wave (the weight gradients of
+// routers and other small matrices, whose K is the token count), in powers of two up to 16 slices,
+// each at least four 64-deep main-loop stages long (a multistage pipeline needs that many to fill).
+constexpr std::int64_t kMaxSplitK = 16;
+constexpr std::int64_t kMinSplitKDepth = 256;
+constexpr double kSplitKPartialBytes = 4.0;  // FP32 partial sums
+
+// The slices' partial sums, written by the GEMM and read back once by the reduction.
+double split_k_partial_bytes(const GemmShape& s, std::int64_t slices) {
+  return slices > 1 ? 2.0 * static_cast<double>(slices * s.m * s.n * s.batch) * kSplitKPartialBytes : 0.0;
+}
+
 // FlashAttention-2 backward reaches ~63 % of A100 peak against ~73 % forward (Dao 2023, arXiv
 // 2307.08691, abstract and §4.1): backward runs at 0.86 of the forward rate and does 2.5× the
 // forward FLOPs (five matrix products against two).
@@ -65,13 +80,14 @@ KernelCostModel::KernelCostModel(const hw::GpuSpec& gpu, std::shared_ptr<const h
   if (profile_) tables_ = kernel_tables(*profile_, gpu_);
 }
 
-double KernelCostModel::gemm_efficiency(const GemmShape& s) const {
+double KernelCostModel::gemm_efficiency(const GemmShape& s, std::int64_t split_k) const {
   const double sms = gpu_.sm_count;
+  const double slices = static_cast<double>(std::max<std::int64_t>(split_k, 1));
   double best = 0.0;
   for (const TileOption& t : kTiles) {
     const double tiles_m = ceil_div(static_cast<double>(s.m), static_cast<double>(t.rows));
     const double tiles_n = ceil_div(static_cast<double>(s.n), static_cast<double>(t.cols));
-    const double tiles = tiles_m * tiles_n * static_cast<double>(s.batch);
+    const double tiles = tiles_m * tiles_n * static_cast<double>(s.batch) * slices;
     const double waves = std::ceil(tiles / sms);
     const double sm_fill = tiles / (waves * sms);
     // Padding of partial tiles is computed and thrown away.
@@ -79,8 +95,31 @@ double KernelCostModel::gemm_efficiency(const GemmShape& s) const {
                                                             static_cast<double>(t.cols));
     best = std::max(best, t.relative_efficiency * sm_fill * useful);
   }
-  const double k_share = static_cast<double>(s.k) / (static_cast<double>(s.k) + kTileKOverhead);
+  const double depth = static_cast<double>(s.k) / slices;
+  const double k_share = depth / (depth + kTileKOverhead);
   return gpu_.gemm_peak_efficiency * best * k_share;
+}
+
+std::int64_t KernelCostModel::split_k_slices(const GemmShape& s, FlopsPerSecond peak) const {
+  const double sms = gpu_.sm_count;
+  const double largest_tile = static_cast<double>(kTiles.front().rows * kTiles.front().cols);
+  const double output_tiles = static_cast<double>(s.m * s.n * s.batch) / largest_tile;
+  if (output_tiles >= sms) return 1;
+  const double flops = 2.0 * static_cast<double>(s.m * s.n * s.k * s.batch);
+  auto seconds = [&](std::int64_t slices) {
+    return flops / (peak.value() * gemm_efficiency(s, slices)) +
+           split_k_partial_bytes(s, slices) / achievable_hbm_.value();
+  };
+  std::int64_t best = 1;
+  double best_seconds = seconds(1);
+  for (std::int64_t slices = 2; slices <= kMaxSplitK && s.k / slices >= kMinSplitKDepth; slices *= 2) {
+    const double t = seconds(slices);
+    if (t < best_seconds) {
+      best = slices;
+      best_seconds = t;
+    }
+  }
+  return best;
 }
 
 double KernelCostModel::accumulation_slowdown(Precision precision, Accumulation accumulation) const {
@@ -121,13 +160,16 @@ Seconds KernelCostModel::roofline_gemm(const GemmShape& s, Precision precision, 
                     static_cast<double>(s.batch));
   // The shape factors scale the sustained ceiling of the precision the GEMM runs in.
   const double ceiling_ratio = gpu_.gemm_efficiency_ceiling(precision) / gpu_.gemm_peak_efficiency;
+  const FlopsPerSecond sustained_peak = peak * ceiling_ratio;
+  const std::int64_t slices = split_k_slices(s, sustained_peak);
   const Seconds compute_time =
-      flops / (peak * gemm_efficiency(s) * ceiling_ratio) * accumulation_slowdown(precision, accumulation);
+      flops / (sustained_peak * gemm_efficiency(s, slices)) * accumulation_slowdown(precision, accumulation);
   const double in_bytes = gemm_operand_bytes(precision);
   const Bytes traffic(static_cast<double>(s.batch) *
                       (in_bytes * static_cast<double>(s.m * s.k + s.k * s.n) + 2.0 * static_cast<double>(s.m * s.n)));
   const Seconds memory_time = traffic / achievable_hbm_;
-  return std::max(compute_time, memory_time) + launch_gap_;
+  const Seconds reduction = Bytes(split_k_partial_bytes(s, slices)) / achievable_hbm_;
+  return std::max(compute_time, memory_time) + reduction + launch_gap_;
 }
 
 Seconds KernelCostModel::memory_bound(Bytes bytes, hw::MemoryKernel kind) const {

@@ -59,8 +59,13 @@ class KernelCostModel {
   /// Factor (>= 1) by which a GEMM of this precision and accumulation mode runs slower than with the
   /// fast accumulator the sustained GEMM ceilings were measured with.
   [[nodiscard]] double accumulation_slowdown(Precision precision, Accumulation accumulation) const;
-  /// Fraction of the precision's dense peak this shape reaches (compute ceiling only).
-  [[nodiscard]] double gemm_efficiency(const GemmShape& shape) const;
+  /// Fraction of the precision's dense peak this shape reaches (compute ceiling only), its K loop
+  /// cut into `split_k` slices that run as separate tiles.
+  [[nodiscard]] double gemm_efficiency(const GemmShape& shape, std::int64_t split_k = 1) const;
+  /// The K slices the GEMM runs in: 1, or for an output of less than one wave of tiles the power of
+  /// two (≤ 16, each slice ≥ 256 deep) whose better SM fill outweighs its FP32 partial-sum traffic
+  /// at `sustained_peak`.
+  [[nodiscard]] std::int64_t split_k_slices(const GemmShape& shape, FlopsPerSecond sustained_peak) const;
   /// A memory-bound kernel (norms, activations, casts, permutes) moving `bytes` through HBM. With a
   /// profile: bytes / the achieved bandwidth of `kind` interpolated at `bytes` (copy: every streaming
   /// kernel without a table of its own), no separate launch gap (the measurement includes it).

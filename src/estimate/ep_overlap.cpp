@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "collective/nccl_constants.hpp"
+
 namespace moesim::estimate {
 namespace {
 
@@ -56,8 +58,8 @@ double dispatcher_sm_share(const Scenario& s) {
   switch (s.moe.dispatcher) {
     case Dispatcher::kDeepep: return static_cast<double>(s.moe.dispatcher_sms.value_or(20)) / sms;
     case Dispatcher::kHybridep: return static_cast<double>(s.moe.dispatcher_sms.value_or(24)) / sms;
-    case Dispatcher::kAlltoall:
-    case Dispatcher::kAllgather: break;
+    case Dispatcher::kAlltoall: return static_cast<double>(collective::nccl::kP2pChannels) / sms;
+    case Dispatcher::kAllgather: break;  // no combined 1F1B (scenario validation refuses it)
   }
   return 0;
 }

@@ -32,7 +32,7 @@ struct EpPairSaving {
 [[nodiscard]] EpPairSaving ep_pair_saving(const OpProgram& moe_layer, double comm_sm_share);
 
 /// moe.dispatcher_sms (or Megatron-Core's default for the dispatcher: DeepEP 20, HybridEP 24) over
-/// the GPU's SMs; 0 for NCCL's all-to-all, whose channel count moesim does not model.
+/// the GPU's SMs; for NCCL's all-to-all, its point-to-point channels (one CTA each) over the SMs.
 [[nodiscard]] double dispatcher_sm_share(const Scenario& s);
 
 /// The seconds `op` (an op of a layer whose saving is `saving`) hides in a paired pass: its share for

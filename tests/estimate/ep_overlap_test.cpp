@@ -93,7 +93,7 @@ TEST_CASE("combined 1F1B pairs neighbouring passes of different micro-batches") 
   }
 }
 
-TEST_CASE("dispatcher SMs: Megatron-Core's defaults, the scenario's value, none for NCCL") {
+TEST_CASE("dispatcher SMs: Megatron-Core's defaults, the scenario's value, NCCL's p2p channels") {
   Scenario s;
   s.system = config::load_system_preset("dgx-b200", 8);
   const double sms = static_cast<double>(s.system.gpu.sm_count);
@@ -105,6 +105,6 @@ TEST_CASE("dispatcher SMs: Megatron-Core's defaults, the scenario's value, none 
   s.moe.dispatcher_sms.reset();
   s.moe.dispatcher = Dispatcher::kDeepep;
   CHECK(estimate::dispatcher_sm_share(s) == 20.0 / sms);
-  s.moe.dispatcher = Dispatcher::kAlltoall;
-  CHECK(estimate::dispatcher_sm_share(s) == 0.0);
+  s.moe.dispatcher = Dispatcher::kAlltoall;  // 32 p2p channels, one CTA each (nccl_constants.hpp)
+  CHECK(estimate::dispatcher_sm_share(s) == 32.0 / sms);
 }

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "compute/kernel_cost.hpp"
 #include "config/hw_loader.hpp"
 
@@ -20,6 +22,33 @@ TEST_CASE("GEMM efficiency depends on shape: small and ragged GEMMs run further 
   const double exact = k.gemm_efficiency({128 * sms, 256, 4096, 1});
   const double one_more = k.gemm_efficiency({128 * sms + 128, 256, 4096, 1});
   CHECK(exact > one_more);
+}
+
+TEST_CASE("split-K: a small output over a long K runs in slices, a GEMM that fills the GPU does not") {
+  const auto gpu = config::load_gpu_preset("h100-sxm");
+  const compute::KernelCostModel k(gpu);
+  const FlopsPerSecond peak = *gpu.peak(Precision::kBf16);
+  // A router's weight gradient (Qwen3-30B-A3B: hidden 2048 × 128 experts over 16384 tokens) has
+  // 16 × 1 output tiles of 128×256 for 132 SMs: slices fill the GPU for far less than they cost.
+  const compute::GemmShape router_wgrad{2048, 128, 16384, 1};
+  const std::int64_t slices = k.split_k_slices(router_wgrad, peak);
+  CHECK(slices > 1);
+  CHECK(slices <= 16);
+  CHECK(16384 / slices >= 256);
+  CHECK(k.gemm_efficiency(router_wgrad, slices) > 2.0 * k.gemm_efficiency(router_wgrad));
+  // The time is the split plan's compute plus its FP32 partial sums, written and read once.
+  const double hbm = gpu.hbm_bandwidth.value() * gpu.hbm_efficiency;
+  const double flops = 2.0 * 2048 * 128 * 16384;
+  const double compute = flops / (peak.value() * k.gemm_efficiency(router_wgrad, slices));
+  const double memory = (2.0 * (2048.0 * 16384 + 16384.0 * 128) + 2.0 * 2048 * 128) / hbm;
+  const double partials = 2.0 * static_cast<double>(slices) * 2048 * 128 * 4 / hbm;
+  CHECK(k.gemm(router_wgrad, Precision::kBf16).value() ==
+        doctest::Approx(std::max(compute, memory) + partials + k.launch_gap().value()));
+  const double unsplit = flops / (peak.value() * k.gemm_efficiency(router_wgrad));
+  CHECK(k.gemm(router_wgrad, Precision::kBf16).value() < unsplit);
+  // Too short a K to cut, and an output that already fills a wave, stay whole.
+  CHECK(k.split_k_slices({2048, 128, 256, 1}, peak) == 1);
+  CHECK(k.split_k_slices({8192, 8192, 8192, 1}, peak) == 1);
 }
 
 TEST_CASE("GEMM time is compute-bound for square GEMMs and memory-bound for skinny ones") {
