@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "moe/device_limited.hpp"
 
 namespace moesim::moe {
 namespace {
@@ -101,8 +102,12 @@ void spread_remainder(std::vector<double>& p, double cap) {
 }  // namespace
 
 ExpertLoadModel::ExpertLoadModel(const RoutingSpec& routing, std::int64_t experts, std::int64_t topk,
-                                 std::uint64_t seed)
-    : routing_(routing), experts_(experts), topk_(std::max<std::int64_t>(topk, 1)), seed_(seed) {
+                                 std::uint64_t seed, std::int64_t experts_per_domain)
+    : routing_(routing),
+      experts_(experts),
+      topk_(std::max<std::int64_t>(topk, 1)),
+      seed_(seed),
+      experts_per_domain_(experts_per_domain > 0 ? experts_per_domain : experts) {
   if (experts_ < 1 || topk_ > experts_) {
     throw InternalError(fmt::format("expert loads: need 1 <= topk ({}) <= experts ({})", topk_, experts_));
   }
@@ -159,7 +164,10 @@ std::vector<double> ExpertLoadModel::draw_popularity(std::int64_t layer_key, std
     case RoutingDistribution::kHistogram:
       break;
   }
-  return capped_probabilities(std::move(w), 1.0 / static_cast<double>(topk_));
+  const double cap = 1.0 / static_cast<double>(topk_);
+  const std::vector<double> p = capped_probabilities(std::move(w), cap);
+  if (routing_.device_limited_nodes <= 0) return p;
+  return capped_probabilities(device_limited_popularity(p, experts_per_domain_, routing_.device_limited_nodes), cap);
 }
 
 std::vector<double> ExpertLoadModel::popularity(std::int64_t layer, std::int64_t step) const {

@@ -16,10 +16,14 @@ class ExpertLoadModel {
  public:
   /// Histogram routing reads `routing.histogram` (the scenario loader sets it; its expert count
   /// must be `experts`). `layer` arguments below are model layer indices (MTP layers after them).
-  ExpertLoadModel(const RoutingSpec& routing, std::int64_t experts, std::int64_t topk, std::uint64_t seed);
+  /// `experts_per_domain`: experts on the EP ranks of one NVLink domain (0: the EP group fits in one),
+  /// which `routing.device_limited_nodes` limits a token to.
+  ExpertLoadModel(const RoutingSpec& routing, std::int64_t experts, std::int64_t topk, std::uint64_t seed,
+                  std::int64_t experts_per_domain = 0);
 
   /// The probability that a routed copy goes to each expert in `layer` at `step` (sums to 1; no
-  /// expert above 1/topk, since a token picks an expert at most once).
+  /// expert above 1/topk, since a token picks an expert at most once). A drawn popularity passes
+  /// through device-limited routing (moe/device_limited.hpp); a measured histogram already did.
   [[nodiscard]] std::vector<double> popularity(std::int64_t layer, std::int64_t step = 0) const;
 
   /// Copies each expert receives when `tokens` tokens are routed in (layer, micro-batch, step):
@@ -38,6 +42,7 @@ class ExpertLoadModel {
   RoutingSpec routing_;
   std::int64_t experts_ = 0, topk_ = 1;
   std::uint64_t seed_ = 0;
+  std::int64_t experts_per_domain_ = 0;
   mutable std::map<std::pair<std::int64_t, std::int64_t>, std::vector<double>> popularity_cache_;
 };
 

@@ -14,7 +14,8 @@ StepSimulation::StepSimulation(const Scenario& s, const SimOptions& options)
     : s_(s), options_(options), costs_(s), stages_(schedule::plan_stages(s)),
       params_(schedule::rank_params(s, stages_)),
       loads_(s.moe.routing, std::max<std::int64_t>(s.model.num_moe_experts, 1),
-             std::max<std::int64_t>(s.model.moe_router_topk, 1), s.seed),
+             std::max<std::int64_t>(s.model.moe_router_topk, 1), s.seed,
+             s.model.num_moe_experts / std::max<std::int64_t>(s.parallel.ep, 1) * costs_.groups().ep.per_domain),
       ports_(queue_, s.system, ranks_to_simulate(s)) {
   const auto& p = s.parallel;
   m_ = s.num_microbatches();
