@@ -32,4 +32,40 @@ double optimizer_step_seconds(const Scenario& s, const compute::KernelCostModel&
   return kernels.memory_bound(Bytes(owned * (kAdamStateBytesPerParam + 2.0 * grad_reduce_bytes_per_param(s)))).value();
 }
 
+double exposed_grad_reduction(const DpOverlapWindow& w) {
+  if (w.seconds <= 0) return 0;
+  const double chunks = static_cast<double>(std::max<std::int64_t>(w.chunks, 1));
+  const double per_chunk = w.seconds / chunks;
+  const double chunk_buckets = std::max(1.0, w.buckets / chunks);
+  const double chunk_pass = w.pass_seconds / chunks;
+  // Times relative to the end of the stage's last backward pass; the stream starts free.
+  double stream_free = -1e300;
+  for (std::int64_t k = std::max<std::int64_t>(w.chunks, 1) - 1; k >= 0; --k) {
+    const double last_end = -static_cast<double>(k * std::max<std::int64_t>(w.pp, 1)) * chunk_pass;
+    const double last_start = last_end - chunk_pass;
+    // Its buckets fill during that last pass: the last one is ready when it ends.
+    stream_free = std::max(last_end + per_chunk / chunk_buckets, std::max(last_start, stream_free) + per_chunk);
+  }
+  return std::max(0.0, stream_free);
+}
+
+double exposed_param_gather(const DpOverlapWindow& w) {
+  if (w.seconds <= 0) return 0;
+  const std::int64_t chunks = std::max<std::int64_t>(w.chunks, 1);
+  const double per_chunk = w.seconds / static_cast<double>(chunks);
+  const double chunk_buckets = std::max(1.0, w.buckets / static_cast<double>(chunks));
+  const double chunk_pass = w.pass_seconds / static_cast<double>(chunks);
+  double compute = 0, stream = 0, exposed = 0;
+  for (std::int64_t k = 0; k < chunks; ++k) {
+    const double first_bucket = stream + per_chunk / chunk_buckets;
+    stream += per_chunk;
+    const double start = std::max(compute, first_bucket);
+    const double end = std::max(start + chunk_pass, stream);
+    exposed += (start - compute) + (end - (start + chunk_pass));
+    // The chunk's remaining warm-up micro-batches need no new weights.
+    compute = end + static_cast<double>(std::max<std::int64_t>(w.pp, 1) - 1) * chunk_pass;
+  }
+  return exposed;
+}
+
 }  // namespace moesim::estimate

@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 // Data-parallel gradient and parameter traffic, and the optimizer step, as Megatron-Core's DDP and
 // distributed optimizer run them. Shared by both fidelities so that they charge the same bytes.
 #include "compute/kernel_cost.hpp"
@@ -23,6 +24,30 @@ inline constexpr double kParamGatherBytesPerParam = 2.0;
 /// README), or 0.5625 bytes with --fp4-param-gather in NVFP4. The 16-bit embedding and norms are
 /// counted at the low-precision size too: a small share of any layer.
 [[nodiscard]] double param_gather_bytes_per_param(const Scenario& s);
+
+/// A stage's DP traffic against the compute it may hide behind. `seconds`: the whole stage's
+/// reduction (or gather) on the serial DP stream; `buckets`: how many DDP buckets it is cut into;
+/// `chunks`: model chunks per stage (vpp) of a `pp`-stage pipeline; `pass_seconds`: one micro-batch's
+/// backward (or forward) through all chunks of the stage.
+struct DpOverlapWindow {
+  double seconds = 0, buckets = 1;
+  std::int64_t chunks = 1, pp = 1;
+  double pass_seconds = 0;
+};
+
+/// Exposed seconds of the gradient reduction with overlap_grad_reduce. Megatron launches a chunk's
+/// buckets as its last micro-batch's backward fills them (schedules.py, the interleaved schedule
+/// syncs each model chunk after its last micro-batch). In the last group of the interleaved
+/// schedule chunk k's last backward ends k·pp chunk passes before the step's backward does, so its
+/// reduction hides behind everything after; the chunks' reductions queue on one stream. With one
+/// chunk this is max(seconds / buckets, seconds − pass_seconds).
+[[nodiscard]] double exposed_grad_reduction(const DpOverlapWindow& w);
+
+/// Exposed seconds of the parameter all-gather with overlap_param_gather: chunk k's first forward
+/// waits for its first bucket and cannot finish before its last; the warm-up then runs that chunk's
+/// other pp − 1 micro-batches before chunk k + 1 needs its weights. With one chunk this is
+/// max(seconds / buckets, seconds − pass_seconds).
+[[nodiscard]] double exposed_param_gather(const DpOverlapWindow& w);
 
 /// The Adam step over the parameters this rank owns (all of them, or its DP shard with the
 /// distributed optimizer): a memory-bound pass.

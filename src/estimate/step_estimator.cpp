@@ -53,12 +53,14 @@ DpCost dp_and_optimizer(const Scenario& s, const GroupLayout& g, const compute::
   add(rp.dense, g.dp, dp);
   add(rp.expert, g.edp, edp);
   DpCost out;
-  // Gradients are reduced bucket by bucket during the last micro-batch's backward; the last bucket
-  // (and whatever the backward cannot cover) stays exposed. Parameters are gathered bucket by bucket
-  // ahead of the next step's first forward.
-  const double grad_exposed = o.overlap_grad_reduce ? std::max(grad_sync / buckets, grad_sync - sc.backward) : grad_sync;
-  const double gather_exposed =
-      (o.distributed && o.overlap_param_gather) ? std::max(param_gather / buckets, param_gather - sc.forward) : param_gather;
+  // Gradients are reduced bucket by bucket as each model chunk's last backward fills them; the last
+  // bucket (and whatever the backward cannot cover) stays exposed. Parameters are gathered bucket by
+  // bucket ahead of each chunk's first forward (data_parallel.hpp).
+  const double grad_exposed =
+      o.overlap_grad_reduce ? exposed_grad_reduction({grad_sync, buckets, p.vpp, p.pp, sc.backward}) : grad_sync;
+  const double gather_exposed = (o.distributed && o.overlap_param_gather)
+                                    ? exposed_param_gather({param_gather, buckets, p.vpp, p.pp, sc.forward})
+                                    : param_gather;
   out.exposed = grad_exposed + gather_exposed;
   out.optimizer = optimizer_step_seconds(s, kernels, rp);
   return out;
