@@ -35,6 +35,7 @@ int run(int argc, char** argv) {
   register_report(app, commands);
   register_regress(app, commands);
   register_calibrate(app, commands);
+  register_validate(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/gpu_presence.hpp"
 #include "compute/query_log.hpp"
 #include "config/builtin_scenarios.hpp"
 #include "config/profile_loader.hpp"
@@ -137,13 +138,6 @@ hw::CalibrationRequest request_of(const Scenario& s, std::int64_t& left_out) {
 }
 
 /// A GPU the NVIDIA driver sees: its control device or its per-GPU proc entries.
-bool cuda_device_present() {
-  std::error_code ec;
-  if (fs::exists("/dev/nvidiactl", ec)) return true;
-  const fs::path gpus("/proc/driver/nvidia/gpus");
-  return fs::is_directory(gpus, ec) && !fs::is_empty(gpus, ec);
-}
-
 /// build/moesim-calibrate, beside the running moesim.
 fs::path calibrate_binary() {
   std::error_code ec;

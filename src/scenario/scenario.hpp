@@ -91,8 +91,8 @@ struct MoeSpec {
   bool a2a_overlap = false;
   /// SMs the DeepEP / HybridEP dispatch and combine kernels occupy (Megatron moe_deepep_num_sms,
   /// moe_hybridep_num_sms); unset = Megatron-Core's defaults, 20 and 24 (transformer_config.py).
-  /// Under a2a_overlap the overlapped compute runs on the other SMs. NCCL's all-to-all is not
-  /// charged SMs (its channel count is not modelled).
+  /// Under a2a_overlap the overlapped compute runs on the other SMs (NCCL's all-to-all holds its
+  /// point-to-point channels' SMs instead: estimate/ep_overlap.hpp).
   std::optional<std::int64_t> dispatcher_sms;
 };
 
