@@ -7,6 +7,7 @@
 
 #include "../run_command.hpp"
 #include "../test_paths.hpp"
+#include "cli/gpu_presence.hpp"
 #include "config/json_reader.hpp"
 
 using namespace moesim;
@@ -15,11 +16,7 @@ namespace fs = std::filesystem;
 namespace {
 std::string bin() { return test::moesim_binary(); }
 std::string root() { return test::source_dir().string(); }
-bool gpu_present() {
-  std::error_code ec;
-  return fs::exists("/dev/nvidiactl", ec) ||
-         (fs::is_directory("/proc/driver/nvidia/gpus", ec) && !fs::is_empty("/proc/driver/nvidia/gpus", ec));
-}
+bool gpu_present() { return cli::cuda_device_present(); }
 }  // namespace
 
 TEST_CASE("without a GPU, moesim validate exits 2 with 'no CUDA device found' and writes nothing") {
