@@ -3,8 +3,10 @@
 // (the browser test waits for it).
 'use strict';
 (function (M) {
-  var plan = M.data('plan-data'), result = M.data('result-data'), meta = M.data('report-meta') || {};
+  var plan = M.data('plan-data'), result = M.data('result-data'), validation = M.data('validation-data');
+  var meta = M.data('report-meta') || {};
   if (plan) M.renderPlan(plan, meta);
+  else if (validation) M.renderValidation(validation);
   else M.renderResult(result, meta, M.data('timeline-data'));
   var toc = document.getElementById('toc');
   Array.prototype.forEach.call(document.querySelectorAll('section'), function (sec) {

@@ -18,8 +18,12 @@ void register_report(CLI::App& app, Commands& commands) {
     std::string in, out;
   };
   auto opt = std::make_shared<Options>();
-  auto* sub = app.add_subcommand("report", "Write the self-contained HTML report of a result or plan JSON file (docs/reports.md).");
-  sub->add_option("input", opt->in, "a moesim.result/1 (simulate --json) or moesim.plan/1 (plan --json) file")->required();
+  auto* sub = app.add_subcommand(
+      "report", "Write the self-contained HTML report of a result, plan or validation JSON file (docs/reports.md).");
+  sub->add_option("input", opt->in,
+                  "a moesim.result/1 (simulate --json), moesim.plan/1 (plan --json) or moesim.validation/1 "
+                  "(validate --json) file")
+      ->required();
   sub->add_option("-o,--output", opt->out, "the HTML file to write")->required();
   sub->callback([opt, &commands] {
     commands.set([opt] {

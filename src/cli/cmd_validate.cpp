@@ -1,11 +1,12 @@
 // `moesim validate SCENARIO [--gpus N] [--layers K] [--microbatches M] [--measured RUN.json]
-// [--predict] [--json OUT]`: the training proxy of a scenario on one machine's GPUs, its prediction,
+// [--predict] [--json OUT] [--html OUT]`: the training proxy of a scenario on one machine's GPUs, its prediction,
 // and — given what the proxy runner measured — the comparison phase by phase (docs/validation.md).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -15,6 +16,7 @@
 #include "config/measured_run_loader.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "report/html_report.hpp"
 #include "report/validation_json.hpp"
 #include "validate/compare.hpp"
 #include "validate/proxy.hpp"
@@ -23,7 +25,7 @@ namespace moesim::cli {
 namespace {
 
 struct Options {
-  std::string scenario, measured, json_out;
+  std::string scenario, measured, json_out, html_out;
   std::int64_t gpus = 1, layers = 0, microbatches = 2;
   bool predict = false;
 };
@@ -103,7 +105,9 @@ int run_validate(const Options& o) {
     throw e.in_file(o.measured);
   }
   print_comparison(v);
-  if (!o.json_out.empty()) write_file_atomically(o.json_out, report::validation_to_json_text(v));
+  const std::string text = report::validation_to_json_text(v);
+  if (!o.json_out.empty()) write_file_atomically(o.json_out, text);
+  if (!o.html_out.empty()) write_file_atomically(o.html_out, report::json_text_to_html(text, o.json_out, {}));
   return 0;
 }
 
@@ -120,10 +124,13 @@ void register_validate(CLI::App& app, Commands& commands) {
   sub->add_option("--measured", opt->measured, "what the proxy runner measured (moesim.validation-measured/1)");
   sub->add_flag("--predict", opt->predict, "print the proxy's prediction per phase; measure nothing");
   sub->add_option("--json", opt->json_out, "write the comparison (moesim.validation/1); needs --measured");
+  sub->add_option("--html", opt->html_out, "write the comparison as a self-contained HTML page; needs --measured");
   sub->callback([opt, &commands] {
     commands.set([opt] {
-      if (!opt->json_out.empty() && opt->measured.empty()) {
-        throw InputError("--json", opt->json_out, "the comparison needs a measured run", "--measured RUN.json");
+      for (const auto& [flag, path] : {std::pair{"--json", opt->json_out}, std::pair{"--html", opt->html_out}}) {
+        if (!path.empty() && opt->measured.empty()) {
+          throw InputError(flag, path, "the comparison needs a measured run", "--measured RUN.json");
+        }
       }
       return run_validate(*opt);
     });

@@ -34,7 +34,8 @@ void register_report(CLI::App& app, Commands& commands);
 void register_regress(CLI::App& app, Commands& commands);
 /// `calibrate [--scenario S | --model M] [--quick] --out PROFILE.json` (docs/profile.md).
 void register_calibrate(CLI::App& app, Commands& commands);
-/// `validate SCENARIO [--gpus N] [--layers K] [--measured RUN.json] [--predict] [--json OUT]` (docs/validation.md).
+/// `validate SCENARIO [--gpus N] [--layers K] [--measured RUN.json] [--predict] [--json OUT] [--html OUT]`
+/// (docs/validation.md).
 void register_validate(CLI::App& app, Commands& commands);
 
 }  // namespace moesim::cli

@@ -39,6 +39,14 @@ const std::vector<Section>& result_sections() {
   return s;
 }
 
+const std::vector<Section>& validation_sections() {
+  static const std::vector<Section> s{{"summary", "Verdict", {}},
+                                      {"phases", "Predicted vs measured, per phase", {"phases-chart"}},
+                                      {"proxy", "The proxy that ran", {}},
+                                      {"inputs", "Inputs", {}}};
+  return s;
+}
+
 const std::vector<Section>& plan_sections() {
   static const std::vector<Section> s{
       {"summary", "Recommendation", {}},
@@ -82,18 +90,28 @@ std::string data_script(const char* id, const Json& j) {
 std::string json_document_to_html(const Json& doc, const HtmlExtras& extras) {
   const std::string schema = doc.is_object() && doc.contains("schema") && doc["schema"].is_string() ? doc["schema"].get<std::string>() : "";
   const bool plan = schema == "moesim.plan/1";
-  if (!plan && schema != "moesim.result/1") {
-    throw InputError("/schema", schema.empty() ? "(missing)" : schema, "a report renders a result or a plan",
-                     "moesim.result/1, moesim.plan/1");
+  const bool validation = schema == "moesim.validation/1";
+  if (!plan && !validation && schema != "moesim.result/1") {
+    throw InputError("/schema", schema.empty() ? "(missing)" : schema,
+                     "a report renders a result, a plan or a validation",
+                     "moesim.result/1, moesim.plan/1, moesim.validation/1");
   }
   // Fetch the assets first so a build without ECharts fails before anything is written.
   const std::string_view echarts = report_asset("echarts/dist/echarts.min.js");
   const std::string_view style = report_asset("reports/assets/report.css");
 
-  const std::string scenario = plan ? str_at(doc, Json::json_pointer("/request/scenario/name")) : str_at(doc, Json::json_pointer("/scenario/name"));
-  const Json::json_pointer sp = Json::json_pointer(plan ? "/request/scenario" : "/scenario");
-  const std::string model = str_at(doc, sp / "model" / "name"), system = str_at(doc, sp / "system" / "preset");
-  const std::string title = fmt::format("moesim {} · {} on {}", plan ? "plan" : "result", model, system);
+  std::string scenario, title;
+  if (validation) {
+    scenario = str_at(doc, Json::json_pointer("/scenario"));
+    title = fmt::format("moesim validation · {} (measured on {})", scenario,
+                        str_at(doc, Json::json_pointer("/measured/gpu")));
+  } else {
+    scenario = str_at(doc, Json::json_pointer(plan ? "/request/scenario/name" : "/scenario/name"));
+    const Json::json_pointer sp = Json::json_pointer(plan ? "/request/scenario" : "/scenario");
+    const std::string model = str_at(doc, sp / "model" / "name"), system = str_at(doc, sp / "system" / "preset");
+    title = fmt::format("moesim {} · {} on {}", plan ? "plan" : "result", model, system);
+  }
+  const char* kind = plan ? "plan" : validation ? "validation" : "result";
 
   std::string h;
   h.reserve(echarts.size() + 256 * 1024);
@@ -109,17 +127,17 @@ std::string json_document_to_html(const Json& doc, const HtmlExtras& extras) {
        "ce.apply(console,arguments);};})();</script>\n";
   h += "<style>\n" + std::string(style) + "</style>\n</head>\n";
   h += fmt::format("<body class=\"{}\">\n<header><h1>{}</h1><p class=\"sub\" id=\"subtitle\">{}</p></header>\n",
-                   plan ? "plan" : "result", html_escape(title), html_escape(scenario));
+                   kind, html_escape(title), html_escape(scenario));
   h += "<noscript><p class=\"warn\">This report draws its tables and charts with JavaScript (inline, nothing is "
        "fetched); the data is embedded below as JSON.</p></noscript>\n<nav id=\"toc\"></nav>\n";
-  for (const auto& s : plan ? plan_sections() : result_sections()) {
+  for (const auto& s : plan ? plan_sections() : validation ? validation_sections() : result_sections()) {
     h += fmt::format("<section id=\"{}\"><h2>{}</h2><div class=\"body\"></div>", s.id, s.title);
     for (const char* c : s.charts) h += fmt::format("<div class=\"chart\" id=\"{}\"></div>", c);
     h += "</section>\n";
   }
   h += fmt::format("<footer>moesim {} · charts: Apache ECharts {} (Apache-2.0), inlined · schema {}</footer>\n",
                    html_escape(std::string(kVersion)), html_escape(std::string(echarts_version())), html_escape(schema));
-  h += data_script(plan ? "plan-data" : "result-data", doc);
+  h += data_script(fmt::format("{}-data", kind).c_str(), doc);
   Json meta{{"trace_href", extras.trace_href}, {"moesim_version", std::string(kVersion)}};
   h += data_script("report-meta", meta);
   if (extras.timeline && !extras.timeline->events.empty()) h += data_script("timeline-data", timeline_digest(*extras.timeline));

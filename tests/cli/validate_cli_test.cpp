@@ -32,9 +32,12 @@ TEST_CASE("without a GPU, moesim validate exits 2 with 'no CUDA device found' an
 
 TEST_CASE("moesim validate --measured compares a run phase by phase and writes moesim.validation/1") {
   const fs::path out = test::binary_dir() / "validate-test.json";
+  const fs::path html = test::binary_dir() / "validate-test.html";
   fs::remove(out);
+  fs::remove(html);
   const auto r = test::run_command(bin() + " validate mixtral-8x7b-h100-64 --gpus 8 --layers 2 --measured "
-                                   "tests/data/validation-measured-example.json --json '" + out.string() + "'",
+                                   "tests/data/validation-measured-example.json --json '" + out.string() +
+                                   "' --html '" + html.string() + "'",
                                    root());
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.out.find("proxy      a stack of 2 MoE layer(s)") != std::string::npos);
@@ -44,6 +47,8 @@ TEST_CASE("moesim validate --measured compares a run phase by phase and writes m
   CHECK(j.at("phases").size() == 6);
   CHECK(j.at("measured").at("layers") == 2);
   CHECK(j.at("predicted").at("step_time_s").get<double>() > 0);
+  REQUIRE(fs::exists(html));
+  CHECK(fs::file_size(html) > 100000);  // the page inlines ECharts
 }
 
 TEST_CASE("moesim validate refuses a run of another proxy, and --json without a run, with exit 2") {

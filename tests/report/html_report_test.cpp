@@ -20,9 +20,9 @@ TEST_CASE("inline scripts cannot be closed early and carry no literal URL") {
   CHECK(report::script_safe("a://b://") == R"(a:\/\/b:\/\/)");
 }
 
-TEST_CASE("a report renders only a result or a plan") {
+TEST_CASE("a report renders only a result, a plan or a validation") {
   CHECK_THROWS_WITH_AS((void)report::json_document_to_html(nlohmann::json{{"schema", "moesim.skew/1"}}),
-                       doctest::Contains("moesim.result/1, moesim.plan/1"), InputError);
+                       doctest::Contains("moesim.result/1, moesim.plan/1, moesim.validation/1"), InputError);
   CHECK_THROWS_AS((void)report::json_text_to_html("{not json", "x.json"), InputError);
 }
 

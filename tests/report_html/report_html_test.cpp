@@ -35,6 +35,7 @@ struct Page {
 const std::vector<std::string> kResultSections{"summary", "breakdown", "memory", "timeline", "expert-load", "topology", "assumptions", "inputs"};
 const std::vector<std::string> kPlanSections{"summary", "ranked", "breakdown", "memory", "rejected", "precision", "skew",
                                              "pareto", "expert-load", "topology", "assumptions", "inputs"};
+const std::vector<std::string> kValidationSections{"summary", "phases", "proxy", "inputs"};
 
 }  // namespace
 
@@ -62,6 +63,13 @@ TEST_CASE("example reports render in headless Chromium with every section and ch
                    moesim + " simulate esm2-15b-moe-h200 -q --json '" + json + "' && " + moesim + " report '" + json + "' -o '" +
                        (out / "esm2-from-json.html").string() + "'",
                    kResultSections});
+
+  // A validation page: the synthetic example run against the Mixtral proxy (docs/validation.md).
+  pages.push_back({"validation-mixtral",
+                   moesim + " validate mixtral-8x7b-h100-64 --gpus 8 --layers 2 --measured "
+                            "tests/data/validation-measured-example.json --html '" +
+                       (out / "validation-mixtral.html").string() + "'",
+                   kValidationSections});
 
   for (const auto& page : pages) {
     CAPTURE(page.name);
