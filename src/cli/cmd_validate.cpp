@@ -26,7 +26,7 @@ namespace {
 
 struct Options {
   std::string scenario, measured, json_out, html_out;
-  std::int64_t gpus = 1, layers = 0, microbatches = 2;
+  std::int64_t gpus = 1, layers = -1, microbatches = 2;  ///< layers -1: not given
   bool predict = false;
 };
 
@@ -73,7 +73,7 @@ int run_validate(const Options& o) {
   const Scenario s = config::load_scenario_argument(o.scenario);
   validate::ProxyOptions po;
   po.gpus = o.gpus;
-  if (o.layers > 0) po.layers = o.layers;
+  if (o.layers != -1) po.layers = o.layers;
   po.microbatches = o.microbatches;
   const validate::ProxyPlan plan = validate::plan_proxy(s, po);
   std::printf("moesim validate · %s\n", s.name.c_str());

@@ -63,4 +63,8 @@ TEST_CASE("moesim validate refuses a run of another proxy, and --json without a 
   r = test::run_command(bin() + " validate mixtral-8x7b-h100-64 --gpus 16 --predict", root());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("1 to 8") != std::string::npos);
+  r = test::run_command(bin() + " validate mixtral-8x7b-h100-64 --layers 0 --predict", root());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--layers") != std::string::npos);
+  CHECK(r.err.find("1 to 32") != std::string::npos);
 }
