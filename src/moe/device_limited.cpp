@@ -70,6 +70,9 @@ std::vector<double> device_limited_popularity(const std::vector<double>& p, std:
   const std::vector<double> mass = domain_masses(p, experts_per_domain);
   const auto domains = static_cast<std::int64_t>(mass.size());
   if (limit <= 0 || limit >= domains) return p;
+  // Equal masses (uniform routing) leave every weight at exactly 1: skip the rounding of computing it.
+  const auto [lightest, heaviest] = std::minmax_element(mass.begin(), mass.end());
+  if (*heaviest - *lightest <= 1e-12 * *heaviest) return p;
   double sequences = 1.0;
   for (std::int64_t i = 0; i < limit; ++i) sequences *= static_cast<double>(domains - i);
   if (sequences > kMaxSequences) {
