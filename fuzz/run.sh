@@ -12,7 +12,7 @@ seconds=$2
 shift 2
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(scenario model topology routing_histogram report plan_shard profile)
+  targets=(scenario model topology routing_histogram report plan_shard profile validation_workload)
 fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

@@ -53,14 +53,22 @@ std::string gemm_precision_problem(GemmPrecision p, int cc_major, int cc_minor) 
 }
 
 LtMatmul::LtMatmul(cublasLtHandle_t handle, GemmPrecision precision, const GemmShape& shape, std::size_t workspace_bytes,
-                   int max_algorithms, unsigned alignment_bytes)
-    : handle_(handle), precision_(precision), shape_(shape), workspace_bytes_(workspace_bytes) {
+                   int max_algorithms, unsigned alignment_bytes, GemmLayout layout, bool accumulate_fp32)
+    : handle_(handle), precision_(precision), shape_(shape), workspace_bytes_(workspace_bytes), accumulate_(accumulate_fp32) {
+  if ((layout != GemmLayout::kForward || accumulate_fp32) && precision != GemmPrecision::kBf16) {
+    throw std::invalid_argument("LtMatmul: backward layouts and FP32 accumulation are BF16 only");
+  }
   const auto m = static_cast<std::uint64_t>(shape.m), n = static_cast<std::uint64_t>(shape.n), k = static_cast<std::uint64_t>(shape.k);
   const auto ld_k = static_cast<std::int64_t>(shape.k);
   const auto ld_n = static_cast<std::int64_t>(shape.n);
+  const auto ld_m = static_cast<std::int64_t>(shape.m);
   MOESIM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  set_desc(desc_, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T, "cublasLtMatmulDescSetAttribute(TRANSA)");
-  set_desc(desc_, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N, "cublasLtMatmulDescSetAttribute(TRANSB)");
+  // Column-major view of the row-major product Y[m x n] = L R: Y^T = R^T L^T, so cuBLAS's A is the
+  // right operand `w` and its B the left operand `x`; a row-major [r x c] buffer is column-major [c x r].
+  const bool forward = layout == GemmLayout::kForward;
+  set_desc(desc_, CUBLASLT_MATMUL_DESC_TRANSA, forward ? CUBLAS_OP_T : CUBLAS_OP_N, "cublasLtMatmulDescSetAttribute(TRANSA)");
+  set_desc(desc_, CUBLASLT_MATMUL_DESC_TRANSB, layout == GemmLayout::kWgrad ? CUBLAS_OP_T : CUBLAS_OP_N,
+           "cublasLtMatmulDescSetAttribute(TRANSB)");
   if (precision == GemmPrecision::kFp8) {
     // Transformer Engine's forward GEMM accumulates without the periodic FP32 promotion
     // (fp8_gemm_fprop use_split_accumulator=False); backward GEMMs promote.
@@ -74,9 +82,18 @@ LtMatmul::LtMatmul(cublasLtHandle_t handle, GemmPrecision precision, const GemmS
   }
 #endif
   const cudaDataType_t in = element_type(precision);
-  MOESIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_, in, k, n, ld_k));  // W: k x n column-major, used transposed
-  MOESIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b_, in, k, m, ld_k));  // X: k x m column-major
-  MOESIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c_, CUDA_R_16BF, n, m, ld_n));  // Y: n x m column-major = [m x n] row-major
+  if (forward) {
+    MOESIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_, in, k, n, ld_k));  // W [n x k]: k x n column-major, used transposed
+  } else {
+    MOESIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_, in, n, k, ld_n));  // W or X [k x n]: n x k column-major
+  }
+  if (layout == GemmLayout::kWgrad) {
+    MOESIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b_, in, m, k, ld_m));  // dY [k x m]: m x k column-major, transposed
+  } else {
+    MOESIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b_, in, k, m, ld_k));  // X or dY [m x k]: k x m column-major
+  }
+  // Y: n x m column-major = [m x n] row-major
+  MOESIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c_, accumulate_fp32 ? CUDA_R_32F : CUDA_R_16BF, n, m, ld_n));
 
   cublasLtMatmulPreference_t pref = nullptr;
   MOESIM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
@@ -121,7 +138,7 @@ void LtMatmul::run(const GemmPointers& p, int algorithm, void* workspace, cudaSt
     set_desc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, p.w_scale, "cublasLtMatmulDescSetAttribute(A_SCALE_POINTER)");
     set_desc(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, p.x_scale, "cublasLtMatmulDescSetAttribute(B_SCALE_POINTER)");
   }
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = 1.0f, beta = accumulate_ ? 1.0f : 0.0f;
   MOESIM_CUBLAS_CHECK(cublasLtMatmul(handle_, desc_, &alpha, p.w, a_, p.x, b_, &beta, p.y, c_, p.y, c_,
                                      &algorithms_[static_cast<std::size_t>(algorithm)].algo, workspace, workspace_bytes_, stream));
 }

@@ -22,6 +22,14 @@ struct GemmShape {
 
 /// Device pointers of one call. Scales: one FP32 each for kFp8; scale tensors for the block
 /// formats; unused for kBf16.
+/// Which product of a linear layer Y = X W^T (X [tokens x in], W [out x in], row-major) a call computes,
+/// with the operands as the layer stores them (no transposed copies, as Transformer Engine's BF16 path):
+/// kForward Y[m x n] = X[m x k] W[n x k]^T; kDgrad dX[m x n] = dY[m x k] W[k x n] (n = in, k = out);
+/// kWgrad dW[m x n] = dY[k x m]^T X[k x n] (m = out, n = in, k = tokens). In every case `x` is the
+/// left operand as stored (X, dY, dY) and `w` the right one (W, W, X). FP8/block formats: kForward only
+/// (Hopper's FP8 tensor cores take K-contiguous operands alone).
+enum class GemmLayout { kForward, kDgrad, kWgrad };
+
 struct GemmPointers {
   const void* x = nullptr;
   const void* w = nullptr;
@@ -40,8 +48,11 @@ class LtMatmul {
   /// Describes the GEMM and asks the heuristic for up to `max_algorithms` algorithms that fit in
   /// `workspace_bytes` with operands aligned to `alignment_bytes`. A combination the library does not
   /// support leaves supported() false with the reason; other failures throw CudaError.
+  /// `accumulate_fp32`: Y is FP32 and the product is added to it (beta = 1), as Megatron's
+  /// gradient-accumulation fusion adds each weight gradient into the FP32 main-grad buffer (BF16 only).
   LtMatmul(cublasLtHandle_t handle, GemmPrecision precision, const GemmShape& shape, std::size_t workspace_bytes,
-           int max_algorithms, unsigned alignment_bytes = 256);
+           int max_algorithms, unsigned alignment_bytes = 256, GemmLayout layout = GemmLayout::kForward,
+           bool accumulate_fp32 = false);
   ~LtMatmul();
   LtMatmul(const LtMatmul&) = delete;
   LtMatmul& operator=(const LtMatmul&) = delete;
@@ -60,6 +71,7 @@ class LtMatmul {
   GemmPrecision precision_;
   GemmShape shape_;
   std::size_t workspace_bytes_;
+  bool accumulate_ = false;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
   std::vector<cublasLtMatmulHeuristicResult_t> algorithms_;

@@ -15,6 +15,7 @@
 #include "kernels/reference/attention_ref.hpp"
 #include "kernels/reference/cast_ref.hpp"
 #include "kernels/reference/compare.hpp"
+#include "kernels/reference/elementwise_ref.hpp"
 #include "kernels/reference/gemm_ref.hpp"
 #include "kernels/reference/permute_ref.hpp"
 #include "kernels/reference/router_ref.hpp"
@@ -307,4 +308,146 @@ TEST_CASE("gemm reference: operands in range, and an entry is the dot product of
     CHECK(want != 0.0);
   }
   CHECK(precision_name(GemmPrecision::kMxfp8) == "mxfp8");
+}
+
+TEST_CASE("silu and swiglu: known values; the backward equals finite differences of the forward") {
+  CHECK(silu_reference(0.0) == 0.0);
+  CHECK(silu_reference(1.0) == doctest::Approx(0.7310585786300049));
+  CHECK(silu_reference(-1.0) == doctest::Approx(-0.2689414213699951));
+  CHECK(silu_reference(40.0) == doctest::Approx(40.0));
+  CHECK(std::fabs(silu_reference(-40.0)) < 1e-15);
+  const std::int64_t rows = 3, ffn = 5;
+  auto in = random_floats(static_cast<std::size_t>(rows * 2 * ffn), 51, 4.0f);
+  const auto dout = random_floats(static_cast<std::size_t>(rows * ffn), 52, 1.0f);
+  std::vector<double> out(static_cast<std::size_t>(rows * ffn)), d_in(in.size());
+  swiglu_forward_reference(in.data(), rows, ffn, out.data());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t j = 0; j < ffn; ++j) {
+      const double a = in[static_cast<std::size_t>(r * 2 * ffn + j)];
+      const double b = in[static_cast<std::size_t>(r * 2 * ffn + ffn + j)];
+      const double sigmoid = 0.5 * (1.0 + std::tanh(a / 2));  // the logistic function by another formula
+      CHECK(out[static_cast<std::size_t>(r * ffn + j)] == doctest::Approx(a * sigmoid * b).epsilon(1e-12));
+    }
+  }
+  // L = sum(out * d_out): dL/d_in by central differences, every input.
+  const auto loss = [&](const std::vector<float>& x) {
+    std::vector<double> o(static_cast<std::size_t>(rows * ffn));
+    swiglu_forward_reference(x.data(), rows, ffn, o.data());
+    double l = 0;
+    for (std::size_t i = 0; i < o.size(); ++i) l += o[i] * dout[i];
+    return l;
+  };
+  swiglu_backward_reference(in.data(), dout.data(), rows, ffn, d_in.data());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    auto plus = in, minus = in;
+    plus[i] += 1e-3f;
+    minus[i] -= 1e-3f;
+    const double h = static_cast<double>(plus[i]) - minus[i];
+    CHECK(d_in[i] == doctest::Approx((loss(plus) - loss(minus)) / h).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("rmsnorm: rows come out with rms |gamma|; the backward equals finite differences of the forward") {
+  const std::int64_t rows = 4, hidden = 64;
+  const auto x = random_floats(static_cast<std::size_t>(rows * hidden), 61, 3.0f);
+  std::vector<double> out(x.size()), rstd(static_cast<std::size_t>(rows));
+  const auto rms = [&](std::int64_t r, const std::vector<float>& gamma) {
+    double s = 0;
+    for (std::int64_t j = 0; j < hidden; ++j) {
+      const double y = out[static_cast<std::size_t>(r * hidden + j)] / gamma[static_cast<std::size_t>(j)];
+      s += y * y;
+    }
+    return std::sqrt(s / static_cast<double>(hidden));
+  };
+  for (const float g : {2.5f, -0.5f}) {
+    const std::vector<float> gamma(static_cast<std::size_t>(hidden), g);
+    rmsnorm_forward_reference(x.data(), gamma.data(), rows, hidden, 1e-6, out.data(), rstd.data());
+    for (std::int64_t r = 0; r < rows; ++r) {
+      double s = 0;
+      for (std::int64_t j = 0; j < hidden; ++j) s += std::pow(out[static_cast<std::size_t>(r * hidden + j)], 2);
+      CHECK(std::sqrt(s / static_cast<double>(hidden)) == doctest::Approx(std::fabs(g)).epsilon(1e-6));
+    }
+  }
+  // A varying gamma: out / gamma has rms 1 (eps 0), and scaling x changes nothing but rstd.
+  auto gamma = random_floats(static_cast<std::size_t>(hidden), 62, 1.0f);
+  for (float& g : gamma) g += std::copysign(0.5f, g);  // away from zero: out / gamma stays well conditioned
+  rmsnorm_forward_reference(x.data(), gamma.data(), rows, hidden, 0.0, out.data(), rstd.data());
+  const std::vector<double> out1 = out, rstd1 = rstd;
+  for (std::int64_t r = 0; r < rows; ++r) CHECK(rms(r, gamma) == doctest::Approx(1.0).epsilon(1e-12));
+  std::vector<float> x4 = x;
+  for (float& v : x4) v *= 4.0f;  // exact in float
+  rmsnorm_forward_reference(x4.data(), gamma.data(), rows, hidden, 0.0, out.data(), rstd.data());
+  for (std::size_t i = 0; i < out.size(); ++i) CHECK(out[i] == doctest::Approx(out1[i]).epsilon(1e-12));
+  for (std::size_t r = 0; r < rstd.size(); ++r) CHECK(rstd[r] == doctest::Approx(rstd1[r] / 4).epsilon(1e-12));
+
+  // L = sum(out * d_out): dL/dx and dL/dgamma by central differences; d_gamma adds to what it held.
+  const std::int64_t br = 3, bh = 8;
+  const double eps = 1e-2;  // large enough that a missing eps would show
+  auto bx = random_floats(static_cast<std::size_t>(br * bh), 63, 2.0f);
+  auto bg = random_floats(static_cast<std::size_t>(bh), 64, 1.5f);
+  const auto dout = random_floats(bx.size(), 65, 1.0f);
+  const auto loss = [&](const std::vector<float>& xx, const std::vector<float>& gg) {
+    std::vector<double> o(xx.size()), rs(static_cast<std::size_t>(br));
+    rmsnorm_forward_reference(xx.data(), gg.data(), br, bh, eps, o.data(), rs.data());
+    double l = 0;
+    for (std::size_t i = 0; i < o.size(); ++i) l += o[i] * dout[i];
+    return l;
+  };
+  std::vector<double> o(bx.size()), rs(static_cast<std::size_t>(br)), dx(bx.size()), dg(bg.size(), 0.5);
+  rmsnorm_forward_reference(bx.data(), bg.data(), br, bh, eps, o.data(), rs.data());
+  rmsnorm_backward_reference(bx.data(), bg.data(), rs.data(), dout.data(), br, bh, dx.data(), dg.data());
+  for (std::size_t i = 0; i < bx.size(); ++i) {
+    auto plus = bx, minus = bx;
+    plus[i] += 1e-3f;
+    minus[i] -= 1e-3f;
+    const double h = static_cast<double>(plus[i]) - minus[i];
+    CHECK(dx[i] == doctest::Approx((loss(plus, bg) - loss(minus, bg)) / h).epsilon(1e-5));
+  }
+  for (std::size_t j = 0; j < bg.size(); ++j) {
+    auto plus = bg, minus = bg;
+    plus[j] += 1e-3f;
+    minus[j] -= 1e-3f;
+    const double h = static_cast<double>(plus[j]) - minus[j];
+    CHECK(dg[j] - 0.5 == doctest::Approx((loss(bx, plus) - loss(bx, minus)) / h).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("adam: one step on known scalars equals the hand-computed value") {
+  // Step 1 from m = v = 0: m = 0.1 g = 0.05, v = 0.05 g^2 = 0.0125, bias-corrected m^ = g = 0.5 and
+  // v^ = g^2 = 0.25, so p = 1 * (1 - 0.1 * 0.1) - 0.1 * 0.5 / (0.5 + 1e-8) = 0.890000002.
+  float p = 1.0f, m = 0.0f, v = 0.0f;
+  const float g = 0.5f;
+  std::uint16_t w = 0;
+  AdamParams params;
+  params.lr = 0.1f;
+  adam_reference(&p, &m, &v, &g, &w, 1, params);
+  CHECK(m == doctest::Approx(0.05).epsilon(1e-6));
+  CHECK(v == doctest::Approx(0.0125).epsilon(1e-6));
+  CHECK(p == doctest::Approx(0.890000002).epsilon(1e-6));
+  CHECK(w == float_to_bf16(p));
+  // Step 3, no decay: m = 0.9 * 0.02 + 0.1 * -0.2 = -0.002, v = 0.95 * 0.001 + 0.05 * 0.04 = 0.00295,
+  // m^ = -0.002 / (1 - 0.9^3) = -0.0073800738, v^ = 0.00295 / (1 - 0.95^3) = 0.0206836109,
+  // p = 0.5 + 0.01 * 0.0073800738 / (sqrt(v^) = 0.1438179782) = 0.5005131537.
+  p = 0.5f, m = 0.02f, v = 0.001f;
+  const float g3 = -0.2f;
+  params = AdamParams{};
+  params.lr = 0.01f;
+  params.weight_decay = 0.0f;
+  params.step = 3;
+  adam_reference(&p, &m, &v, &g3, &w, 1, params);
+  CHECK(m == doctest::Approx(-0.002).epsilon(1e-5));
+  CHECK(v == doctest::Approx(0.00295).epsilon(1e-6));
+  CHECK(p == doctest::Approx(0.5005131537).epsilon(1e-7));
+  // A zero gradient on zero moments leaves only the decoupled decay: p * (1 - lr * wd).
+  std::vector<float> ps = {2.0f, -3.0f}, ms(2, 0.0f), vs(2, 0.0f), gs(2, 0.0f);
+  std::vector<std::uint16_t> ws(2);
+  params = AdamParams{};
+  params.lr = 0.5f;
+  params.weight_decay = 0.5f;
+  params.step = 7;
+  adam_reference(ps.data(), ms.data(), vs.data(), gs.data(), ws.data(), 2, params);
+  CHECK(ps[0] == 1.5f);
+  CHECK(ps[1] == -2.25f);
+  CHECK(ws[1] == float_to_bf16(-2.25f));
+  CHECK(ms[0] == 0.0f);
 }

@@ -2,14 +2,10 @@
 // scenario runs become a calibration request, which the `moesim-calibrate` binary beside this one
 // (built only with the CUDA toolkit, so that moesim itself never links CUDA) measures on the local GPUs
 // and turns into a profile (docs/profile.md). `--request FILE` writes the request alone (no GPU needed).
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <numeric>
@@ -22,6 +18,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/gpu_presence.hpp"
+#include "cli/sibling_binary.hpp"
 #include "compute/query_log.hpp"
 #include "config/builtin_scenarios.hpp"
 #include "config/profile_loader.hpp"
@@ -30,8 +27,6 @@
 #include "core/file_io.hpp"
 #include "estimate/layer_cost.hpp"
 #include "report/calibration_request_json.hpp"
-
-extern char** environ;
 
 namespace moesim::cli {
 
@@ -137,35 +132,6 @@ hw::CalibrationRequest request_of(const Scenario& s, std::int64_t& left_out) {
   return r;
 }
 
-/// A GPU the NVIDIA driver sees: its control device or its per-GPU proc entries.
-/// build/moesim-calibrate, beside the running moesim.
-fs::path calibrate_binary() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return (ec ? fs::path(".") : self.parent_path()) / "moesim-calibrate";
-}
-
-int run_binary(const fs::path& binary, const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  std::string path = binary.string();
-  argv.push_back(path.data());
-  std::vector<std::string> owned(args);
-  for (auto& a : owned) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (const int err = posix_spawn(&pid, path.c_str(), nullptr, nullptr, argv.data(), environ); err != 0) {
-    std::fprintf(stderr, "moesim calibrate: cannot start %s: %s\n", path.c_str(), std::strerror(err));
-    return static_cast<int>(ExitCode::kInternal);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return static_cast<int>(ExitCode::kInternal);
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  std::fprintf(stderr, "moesim calibrate: %s ended by signal %d\n", path.c_str(), WTERMSIG(status));
-  return static_cast<int>(ExitCode::kInternal);
-}
-
 int run_calibrate(const Options& o) {
   if (!o.scenario.empty() && !o.model.empty()) {
     throw InputError("--model", o.model, "give --scenario or --model, not both");
@@ -190,7 +156,7 @@ int run_calibrate(const Options& o) {
                          "nothing written\n");
     return static_cast<int>(ExitCode::kBadInput);
   }
-  const fs::path binary = calibrate_binary();
+  const fs::path binary = sibling_binary("moesim-calibrate");
   std::error_code ec;
   if (!fs::is_regular_file(binary, ec)) {
     std::fprintf(stderr,
@@ -208,7 +174,7 @@ int run_calibrate(const Options& o) {
   std::printf("moesim calibrate: measuring %s of %s (plus the generic grid) with %s\n", counts.c_str(), s.name.c_str(),
               binary.string().c_str());
   std::fflush(stdout);
-  const int rc = run_binary(binary, args);
+  const int rc = run_binary(binary, args, "moesim calibrate");
   fs::remove(tmp, ec);
   if (rc != 0) return rc;
   const auto profile = config::load_profile_file(o.out);

@@ -39,4 +39,24 @@ std::string validation_to_json_text(const ValidationResult& v) {
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
+std::string measured_run_to_json_text(const MeasuredRun& m) {
+  using nlohmann::ordered_json;
+  ordered_json phases = ordered_json::object();
+  for (const std::string& name : validation_phases()) {
+    const auto it = m.phases_s.find(name);
+    phases[name] = it == m.phases_s.end() ? 0.0 : it->second;
+  }
+  const ordered_json out{{"schema", "moesim.validation-measured/1"},
+                         {"source", m.source},
+                         {"gpu", m.gpu},
+                         {"gpus", m.gpus},
+                         {"layers", m.layers},
+                         {"steps", m.steps},
+                         {"warmup", m.warmup},
+                         {"step_time_s", m.step_time_s},
+                         {"phases_s", phases},
+                         {"peak_memory_bytes", m.peak_memory_bytes}};
+  return out.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+}
+
 }  // namespace moesim::report

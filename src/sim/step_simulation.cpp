@@ -7,15 +7,14 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "sim/expert_draws.hpp"
 
 namespace moesim::sim::detail {
 
 StepSimulation::StepSimulation(const Scenario& s, const SimOptions& options)
     : s_(s), options_(options), costs_(s), stages_(schedule::plan_stages(s)),
       params_(schedule::rank_params(s, stages_)),
-      loads_(s.moe.routing, std::max<std::int64_t>(s.model.num_moe_experts, 1),
-             std::max<std::int64_t>(s.model.moe_router_topk, 1), s.seed,
-             s.model.num_moe_experts / std::max<std::int64_t>(s.parallel.ep, 1) * costs_.groups().ep.per_domain),
+      loads_(expert_load_model(s, costs_.groups().ep.per_domain)),
       ports_(queue_, s.system, ranks_to_simulate(s)) {
   const auto& p = s.parallel;
   m_ = s.num_microbatches();
@@ -139,11 +138,7 @@ const StepSimulation::RoutingDraw& StepSimulation::routing_draw(std::int32_t lay
   return load_cache_.emplace(key, std::move(draw)).first->second;
 }
 
-std::int64_t StepSimulation::routed_tokens_per_rank() const {
-  // Each EP rank routes its sequence-parallel slice of the micro-batch.
-  const auto& p = s_.parallel;
-  return s_.training.micro_batch_size * s_.training.seq_length / p.cp / (p.sequence_parallel ? p.tp : 1);
-}
+std::int64_t StepSimulation::routed_tokens_per_rank() const { return sim::routed_tokens_per_rank(s_); }
 
 DispatchMatrixResult StepSimulation::dispatch_matrix_of(std::int32_t layer) {
   const auto& p = s_.parallel;

@@ -102,6 +102,29 @@ ProxyPlan plan_proxy(const Scenario& s, const ProxyOptions& o) {
   note(fmt::format("{} micro-batch(es) of {} × {} tokens per step", o.microbatches, s.training.micro_batch_size,
                    s.training.seq_length));
 
+  if (o.experts) {
+    const std::int64_t n = *o.experts;
+    if (!s.model.is_moe()) {
+      throw InputError("--experts", std::to_string(n), "the model is dense: it has no routed experts to cut",
+                       "leave --experts out");
+    }
+    const std::int64_t topk = s.model.moe_router_topk;
+    const std::int64_t all = s.model.num_moe_experts;
+    if (n < topk || n > all || n % ep != 0) {
+      throw InputError("--experts", std::to_string(n),
+                       fmt::format("routed experts of the proxy: at least top-k ({}), at most the model's ({}), "
+                                   "a multiple of the proxy's EP ({})",
+                                   topk, all, ep),
+                       fmt::format("multiples of {} from {} to {}", ep, (topk + ep - 1) / ep * ep, all / ep * ep));
+    }
+    if (n != all) {
+      p.model.num_moe_experts = n;
+      note(fmt::format("{} of the model's {} routed experts, each of its shape, top-{}, {} routing over them "
+                       "(--experts)",
+                       n, all, topk, to_string(s.moe.routing.distribution)));
+    }
+  }
+
   p.model.vocab_size = kProxyVocab;
   p.model.mtp_num_layers = 0;
   const std::string kind = p.model.is_moe() ? "MoE" : "dense";
@@ -114,7 +137,8 @@ ProxyPlan plan_proxy(const Scenario& s, const ProxyOptions& o) {
     if (!fits(p)) {
       throw InputError("--layers", std::to_string(*o.layers),
                        fmt::format("the proxy's stack does not fit in {:.0f} GiB per GPU", gib(s)),
-                       "fewer layers, or more GPUs");
+                       p.model.is_moe() ? "fewer layers, more GPUs, or fewer experts (--experts)"
+                                        : "fewer layers, or more GPUs");
     }
   } else {
     std::int64_t layers = std::min(s.model.num_layers, kMaxProxyLayers);
@@ -124,7 +148,9 @@ ProxyPlan plan_proxy(const Scenario& s, const ProxyOptions& o) {
       throw InputError("--gpus", std::to_string(o.gpus),
                        fmt::format("not even one {} layer of {} fits in {:.0f} GiB per GPU", kind, s.model.name,
                                    gib(s)),
-                       "more GPUs (the proxy splits TP and EP over them)");
+                       p.model.is_moe() ? "more GPUs (the proxy splits TP and EP over them), or fewer experts "
+                                          "(--experts)"
+                                        : "more GPUs (the proxy splits TP over them)");
     }
   }
   note(fmt::format("a stack of {} {} layer(s) of the model's {}, without embedding and LM head", p.model.num_layers,

@@ -18,6 +18,10 @@ struct ProxyOptions {
   std::int64_t gpus = 1;                ///< GPUs of this machine the proxy runs on
   std::optional<std::int64_t> layers;   ///< layers in the stack; unset: the most that fit, up to 8
   std::int64_t microbatches = 2;        ///< gradient-accumulation micro-batches per step
+  /// Routed experts of the proxy's MoE layers; unset: the model's. Fewer experts of the same shape,
+  /// top-k and routing distribution make a layer of a many-expert model (DeepSeek-V3's 256) fit one
+  /// GPU: at least top-k, at most the model's, a multiple of the proxy's EP.
+  std::optional<std::int64_t> experts;
 };
 
 struct ProxyPlan {
@@ -33,7 +37,8 @@ inline constexpr std::int64_t kMaxProxyLayers = 8;
 inline constexpr std::int64_t kProxyVocab = 128;
 
 /// Throws InputError (naming the option or scenario path) when the proxy cannot be built: GPUs
-/// outside one machine, a measured-histogram routing, or not even one layer fitting in memory.
+/// outside one machine, a measured-histogram routing, --experts out of its range, or not even one
+/// layer fitting in memory.
 [[nodiscard]] ProxyPlan plan_proxy(const Scenario& s, const ProxyOptions& options);
 
 }  // namespace moesim::validate

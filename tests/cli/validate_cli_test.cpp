@@ -1,14 +1,24 @@
 // `moesim validate` (docs/validation.md): without a GPU it exits 2 with the message and writes
-// nothing (issue 10, must-show 1); with a measured run it compares and writes moesim.validation/1.
+// nothing (issue 10, must-show 1); with a measured run it compares and writes moesim.validation/1;
+// --workload writes what the proxy runner runs, GPU or not.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "../run_command.hpp"
 #include "../test_paths.hpp"
 #include "cli/gpu_presence.hpp"
+#include "cli/validate_runner.hpp"
+#include "config/builtin_scenarios.hpp"
 #include "config/json_reader.hpp"
+#include "config/validation_workload_loader.hpp"
+#include "core/error.hpp"
+#include "validate/proxy.hpp"
+#include "validate/workload.hpp"
 
 using namespace moesim;
 namespace fs = std::filesystem;
@@ -67,4 +77,123 @@ TEST_CASE("moesim validate refuses a run of another proxy, and --json without a 
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--layers") != std::string::npos);
   CHECK(r.err.find("1 to 32") != std::string::npos);
+}
+
+TEST_CASE("moesim validate --workload writes what the runner runs, without a GPU, and it loads") {
+  const fs::path out = test::binary_dir() / "validate-workload-test.json";
+  fs::remove(out);
+  auto r = test::run_command(bin() + " validate custom-moe-lognormal-gb200 --gpus 4 --layers 2 --experts 32 "
+                             "--steps 7 --warmup 2 --workload '" + out.string() + "'",
+                             root());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("proxy      32 of the model's 64 routed experts") != std::string::npos);
+  CHECK(r.out.find("moesim-validate-run --workload") != std::string::npos);
+  const ValidationWorkload w = config::load_validation_workload(out.string());
+  CHECK(w.gpus == 4);
+  CHECK(w.ep == 4);
+  CHECK(w.layers == 2);
+  CHECK(w.experts == 32);
+  CHECK(w.topk == 6);
+  CHECK(w.steps == 7);
+  CHECK(w.warmup == 2);
+  CHECK(w.routed_copies.size() == 2);
+  // What the runner cannot run is refused and nothing is written.
+  fs::remove(out);
+  r = test::run_command(bin() + " validate docs/scenarios/llama-3-70b-h100-published-profile.json --gpus 8 "
+                        "--workload '" + out.string() + "'",
+                        root());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/parallel/tp") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  r = test::run_command(bin() + " validate custom-moe-lognormal-gb200 --gpus 4 --experts 30 --workload '" +
+                        out.string() + "'", root());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--experts") != std::string::npos);
+  CHECK(r.err.find("multiples of 4 from 8 to 64") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  r = test::run_command(bin() + " validate mixtral-8x7b-h100-64 --steps 0 --predict", root());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--steps") != std::string::npos);
+  r = test::run_command(bin() + " validate mixtral-8x7b-h100-64 --workload w.json --json x.json", root());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("needs a measured run") != std::string::npos);
+}
+
+TEST_CASE("without a GPU, measuring with the new options still exits 2 and leaves no temporary behind") {
+  if (gpu_present()) {
+    MESSAGE("skipped: a CUDA device is present");
+    return;
+  }
+  const auto r = test::run_command(bin() + " validate custom-moe-lognormal-gb200 --gpus 4 --layers 2 --experts 32 "
+                                   "--steps 3 --warmup 1",
+                                   root());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.starts_with("moesim validate: no CUDA device found"));
+  CHECK(r.err.find("--workload") != std::string::npos);
+  CHECK(r.err.find("nothing written") != std::string::npos);
+}
+
+namespace {
+/// An executable shell script standing in for moesim-validate-run.
+fs::path fake_runner(const std::string& name, const std::string& body) {
+  const fs::path p = test::binary_dir() / name;
+  std::ofstream(p) << "#!/bin/sh\n" << body;
+  fs::permissions(p, fs::perms::owner_all, fs::perm_options::replace);
+  return p;
+}
+}  // namespace
+
+TEST_CASE("the runner hand-off: workload in, measured file read back, failures passed through") {
+  validate::ProxyOptions o;
+  o.gpus = 8;
+  o.layers = 2;
+  const ValidationWorkload w = validate::make_workload(
+      validate::plan_proxy(config::load_scenario_argument("mixtral-8x7b-h100-64"), o), 4, 1);
+  const fs::path seen = test::binary_dir() / "fake-runner-seen-workload.json";
+  fs::remove(seen);
+  // Keeps a copy of the workload it was given and writes the example measurement.
+  const fs::path good = fake_runner("fake-validate-run-good",
+                                    "while [ $# -gt 0 ]; do case \"$1\" in --workload) wl=$2;; --out) out=$2;; "
+                                    "--log) log=$2;; esac; shift; done\n"
+                                    "[ -n \"$log\" ] || exit 2\n"
+                                    "cp \"$wl\" '" + seen.string() + "' && cp '" + root() +
+                                    "/tests/data/validation-measured-example.json' \"$out\"\n");
+  // The private folders go under a TMPDIR of the test's own, so that what is kept can be checked.
+  const fs::path tmp = test::binary_dir() / "validate-runner-tmp";
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir ? old_tmpdir : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  const auto folders = [&] { return std::distance(fs::directory_iterator(tmp), fs::directory_iterator()); };
+  MeasuredRun run;
+  REQUIRE(cli::run_validation_runner(good, w, run) == 0);
+  CHECK(folders() == 0);  // removed after a good run
+  CHECK(run.gpus == 8);
+  CHECK(run.layers == 2);
+  const ValidationWorkload back = config::load_validation_workload(seen.string());
+  CHECK(back.steps == 4);
+  CHECK(back.warmup == 1);
+  CHECK(back.routed_copies == w.routed_copies);
+  // A failing runner's exit code comes back; nothing is read.
+  MeasuredRun untouched;
+  CHECK(cli::run_validation_runner(fake_runner("fake-validate-run-fails", "exit 1\n"), w, untouched) == 1);
+  CHECK(untouched.gpus == 0);
+  REQUIRE(folders() == 1);  // kept for a look, with the workload the runner was given
+  CHECK(fs::exists(fs::directory_iterator(tmp)->path() / "workload.json"));
+  CHECK(cli::run_validation_runner(fake_runner("fake-validate-run-refuses", "exit 2\n"), w, untouched) == 2);
+  // Exit 0 with a malformed measured file is refused by the strict loader.
+  CHECK_THROWS_AS((void)cli::run_validation_runner(
+                      fake_runner("fake-validate-run-garbage",
+                                  "while [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
+                                  "echo '{\"schema\": \"moesim.validation-measured/1\"}' > \"$out\"\n"),
+                      w, untouched),
+                  InputError);
+  CHECK(folders() == 3);
+  if (old_tmpdir) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  fs::remove_all(tmp);
 }

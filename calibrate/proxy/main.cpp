@@ -1,0 +1,91 @@
+// moesim-validate-run: runs a validation workload (moesim.validation-workload/1, written by
+// `moesim validate`) on this machine's GPUs and writes what rank 0 measured as
+// moesim.validation-measured/1, atomically. Exit codes: 0 written; 1 a CUDA/NCCL failure (nothing
+// written); 2 bad usage, a bad or unsupported workload, a GPU that is not the workload's, or no CUDA
+// device (nothing written). docs/validation.md describes the proxy and its phases.
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "calibrate/gpu_preset.hpp"
+#include "calibrate/log.hpp"
+#include "calibrate/proxy/proxy_run.hpp"
+#include "config/validation_workload_loader.hpp"
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "kernels/cuda_check.hpp"
+#include "kernels/device_info.hpp"
+#include "report/validation_json.hpp"
+
+namespace {
+
+struct Options {
+  std::string workload, out, log;
+};
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "moesim-validate-run: %s\n", message.c_str());
+  return 2;
+}
+
+int run(const Options& opt) {
+  const moesim::ValidationWorkload w = moesim::config::load_validation_workload(opt.workload);  // InputError: exit 2
+  const std::filesystem::path out(opt.out);
+  const std::filesystem::path folder = out.has_parent_path() ? out.parent_path() : std::filesystem::path(".");
+  if (!std::filesystem::is_directory(folder)) return fail(fmt::format("--out {}: the folder {} does not exist", opt.out, folder.string()));
+  const int visible = moesim::kernels::cuda_device_count();
+  if (visible == 0) return fail("no CUDA device found");
+  if (w.gpus > visible) {
+    return fail(fmt::format("{}: the workload runs on {} GPUs, {} visible", opt.workload, w.gpus, visible));
+  }
+  const moesim::kernels::DeviceInfo device = moesim::kernels::query_device(0);
+  const std::string preset = moesim::calibrate::gpu_preset_for(device.name);
+  if (preset != w.gpu) {
+    return fail(fmt::format("{}: at /gpu: the workload is sized for {}, this device is {} ({}); allowed: {}", opt.workload, w.gpu,
+                            device.name, preset, preset));
+  }
+  moesim::calibrate::Log log(opt.log);
+  log.progress(fmt::format("moesim-validate-run: {} on {} × {}: {} layer(s), {} micro-batch(es), {} warm-up + {} timed steps",
+                           w.scenario, w.gpus, device.name, w.layers, w.microbatches, w.warmup, w.steps));
+  moesim::MeasuredRun run;
+  try {
+    run = moesim::proxy::run_workload(w, [&](const std::string& line) { log.detail(line); });
+  } catch (const std::invalid_argument& e) {
+    return fail(fmt::format("{}: {}", opt.workload, e.what()));
+  }
+  run.source = fmt::format("moesim-validate-run on {} × {} ({} timed steps after {} warm-up)", w.gpus, device.name, w.steps, w.warmup);
+  moesim::write_file_atomically(out, moesim::report::measured_run_to_json_text(run));
+  log.progress(fmt::format("wrote {}: step {:.6f} s, peak memory {:.2f} GiB", opt.out, run.step_time_s,
+                           run.peak_memory_bytes / (1024.0 * 1024.0 * 1024.0)));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  CLI::App app{"moesim-validate-run: run a validation workload on this machine's GPUs and write what it measured"};
+  app.add_option("--workload", opt.workload, "moesim.validation-workload/1 file (moesim validate --workload)")->required();
+  app.add_option("--out", opt.out, "moesim.validation-measured/1 file to write (atomically)")->required();
+  app.add_option("--log", opt.log, "write every step's time to this file");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(std::string(e.what()) + " (see --help)");
+  }
+  try {
+    return run(opt);
+  } catch (const moesim::InputError& e) {
+    return fail(e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "moesim-validate-run: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,54 @@
+#pragma once
+// The host-side plan of one proxy rank (plain C++, unit-tested without a GPU): parameter counts, and
+// for every MoE layer and micro-batch the rows this rank sends and receives in the dispatch, the
+// tokens of each local expert, and the index maps of the permute, the post-dispatch regroup and the
+// unpermute, built from the workload's routed copies so the runner executes exactly the loads the
+// prediction priced.
+#include <cstdint>
+#include <vector>
+
+#include "scenario/validation_workload.hpp"
+
+namespace moesim::proxy {
+
+/// Parameters of one layer on one rank: dense (attention, norms, router, shared expert or dense MLP:
+/// all-reduced over every DP rank) and expert (the local routed experts: reduced over expert-DP).
+struct LayerParams {
+  std::int64_t gamma1 = 0, qkv = 0, proj = 0, gamma2 = 0, router = 0, shared_fc1 = 0, shared_fc2 = 0;
+  std::int64_t dense_fc1 = 0, dense_fc2 = 0;
+  std::int64_t expert_fc1 = 0, expert_fc2 = 0;  ///< per local expert
+  std::int64_t local_experts = 0;
+  [[nodiscard]] std::int64_t dense() const {
+    return gamma1 + qkv + proj + gamma2 + router + shared_fc1 + shared_fc2 + dense_fc1 + dense_fc2;
+  }
+  [[nodiscard]] std::int64_t expert() const { return local_experts * (expert_fc1 + expert_fc2); }
+  [[nodiscard]] std::int64_t total() const { return dense() + expert(); }
+};
+
+[[nodiscard]] LayerParams layer_params(const ValidationWorkload& w);
+
+/// One MoE layer and micro-batch as rank `rank` runs it.
+struct RoutingPlan {
+  std::vector<std::int64_t> send_rows;      ///< [EP peer] routed copies this rank sends (dispatch)
+  std::vector<std::int64_t> recv_rows;      ///< [EP peer] copies it receives
+  std::vector<std::int64_t> expert_tokens;  ///< [local expert] copies it computes
+  std::int64_t received = 0;                ///< sum of recv_rows = sum of expert_tokens
+  /// [tokens × topk] permuted row r holds token permute_map[r]; rows sorted by expert (so by peer).
+  std::vector<std::int32_t> permute_map;
+  /// [tokens × topk] the permuted row of token t's s-th copy, at t·topk + s.
+  std::vector<std::int32_t> unpermute_map;
+  /// [received] expert-sorted row r comes from received (peer-major) row regroup_map[r]; empty when
+  /// the received rows are already expert-sorted (one peer, or one local expert).
+  std::vector<std::int32_t> regroup_map;
+  /// [received] the inverse: peer-major row r comes from expert-sorted row ungroup_map[r].
+  std::vector<std::int32_t> ungroup_map;
+};
+
+/// Throws std::invalid_argument when the workload's copies break its promises (row sums, bounds).
+[[nodiscard]] RoutingPlan routing_plan(const ValidationWorkload& w, std::int64_t rank, std::int64_t layer,
+                                       std::int64_t microbatch);
+
+/// EP rank of a global rank (TP 1: EP groups are consecutive ranks).
+[[nodiscard]] inline std::int64_t ep_rank(const ValidationWorkload& w, std::int64_t rank) { return rank % w.ep; }
+
+}  // namespace moesim::proxy
