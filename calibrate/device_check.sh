@@ -4,9 +4,14 @@
 #   2. find NCCL and cuBLAS wherever that image keeps them,
 #   3. configure and build only the CUDA targets (sm_90, tests on, bench off),
 #   4. run the GPU correctness tests (every one must pass),
-#   5. run `moesim-calibrate --quick` and print the efficiency summary.
+#   5. run `moesim-calibrate --quick` and print the efficiency summary,
+#   6. run `moesim validate` on the three validation scenarios of docs/validation.md (issue 10): the
+#      proxy runner measures, the simulator predicts with the profile of step 5, the error is printed.
 # Everything worth keeping lands in $OUT (the device tool brings it back): h200-quick.json,
-# calibrate.log, gpu-tests.log, build.log, summary.txt.
+# calibrate.log, gpu-tests.log, build.log, summary.txt, validation-*.{json,html,log}.
+# DEVICE_CHECK_STEPS picks the steps after the build (default "tests calibrate validate"); without
+# "calibrate", validate predicts with the checked-in profile calibrate/profiles/h200-quick.json when
+# there is one, else with the GPU preset.
 #
 # Through the device tool (one call, well inside its 10 minutes):
 #   run(command="bash calibrate/device_check.sh", carry=[".deps/debs"], timeout_s=600)
@@ -93,19 +98,26 @@ grep -E "moesim:|CUDAToolkit|Boost|doctest" "$OUT/build.log" | head -10
 if [ -n "${DEVICE_CHECK_CONFIGURE_ONLY:-}" ]; then echo "configured (DEVICE_CHECK_CONFIGURE_ONLY)"; exit 0; fi
 
 step "build (-j$JOBS)"
-TARGETS=(test_kernels test_gpu_gemm test_gpu_moe test_gpu_cast test_gpu_attention test_kernels_reference test_calibrate moesim-calibrate)
+STEPS=${DEVICE_CHECK_STEPS:-tests calibrate validate}
+has_step() { [[ " $STEPS " == *" $1 "* ]]; }
+TARGETS=(test_kernels test_gpu_gemm test_gpu_moe test_gpu_cast test_gpu_attention test_gpu_elementwise test_kernels_reference
+         test_calibrate test_proxy_plan moesim-calibrate)
+if has_step validate; then TARGETS+=(moesim moesim-validate-run); fi
 if ! cmake --build "$BUILD" -j"$JOBS" --target "${TARGETS[@]}" >> "$OUT/build.log" 2>&1; then
   grep -E "error|FAILED" "$OUT/build.log" | head -30; echo "build FAILED"; exit 1
 fi
 echo "built: ${TARGETS[*]}"
 
 step "CPU references and host tests"
-ctest --test-dir "$BUILD" -R '^(kernels_reference|calibrate)$' --output-on-failure 2>&1 | tail -4 || status=1
+ctest --test-dir "$BUILD" -R '^(kernels_reference|calibrate|proxy_plan)$' --output-on-failure 2>&1 | tail -4 || status=1
 
+if has_step tests; then
 step "GPU correctness tests (label gpu)"
-if ! ctest --test-dir "$BUILD" -L gpu -R '^gpu_(kernels|gemm|moe|cast|attention)$' -V --timeout 300 > "$OUT/gpu-tests.log" 2>&1; then status=1; fi
+if ! ctest --test-dir "$BUILD" -L gpu -R '^gpu_(kernels|gemm|moe|cast|attention|elementwise)$' -V --timeout 300 > "$OUT/gpu-tests.log" 2>&1; then status=1; fi
 grep -E "^[0-9]+: (ok|FAIL|  )|tests passed|tests failed|Skipped|Failed|\(Failed\)|Passed" "$OUT/gpu-tests.log" | sed 's/^[0-9]*: //' | tail -60
+fi
 
+if has_step calibrate; then
 step "moesim-calibrate --quick"
 timeout 360 "$BUILD/moesim-calibrate" --quick --out "$OUT/h200-quick.json" --log "$OUT/calibrate.log" 2> "$OUT/calibrate.stderr"
 rc=$?
@@ -156,6 +168,38 @@ for op, c in top.items():
     print(f"nccl {op} {c['ranks']} rank(s) {c['bytes']} B: {c['median_us']:.1f} us, busbw {c['busbw_gbps']:.1f} GB/s")
 PY
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+
+if has_step validate; then
+step "validation runs (moesim validate: the proxy measured here vs the simulator's prediction)"
+PROFILE=""
+for p in "$OUT/h200-quick.json" calibrate/profiles/h200-quick.json; do [ -s "$p" ] && { PROFILE=$(realpath "$p"); break; }; done
+echo "prediction profile: ${PROFILE:-none, the figures of the GPU preset}"
+# name | scenario | extra options: docs/validation.md's three must-show runs.
+while IFS='|' read -r name scenario extra; do
+  [ -n "$name" ] || continue
+  scen="$OUT/validation-$name.scenario.json"
+  python3 - "$scenario" "$scen" "$PROFILE" <<'PY' || { echo "cannot write $scen"; status=1; continue; }
+import json, sys
+s = json.load(open(sys.argv[1]))
+if sys.argv[3]:
+    s["system"]["profile"] = sys.argv[3]
+json.dump(s, open(sys.argv[2], "w"), indent=2)
+PY
+  echo "-- $name: moesim validate $scenario --gpus 1 $extra --steps 10 --warmup 3"
+  # shellcheck disable=SC2086
+  timeout 240 "$BUILD/moesim" validate "$scen" --gpus 1 $extra --steps 10 --warmup 3 \
+    --json "$OUT/validation-$name.json" --html "$OUT/validation-$name.html" > "$OUT/validation-$name.log" 2>&1
+  rc=$?
+  cat "$OUT/validation-$name.log" | tail -25
+  echo "exit code $rc (0: within the bounds, 1: outside them, 2: could not run)"
+  [ $rc -eq 0 ] || status=1
+done <<'RUNS'
+mixtral|docs/scenarios/validation/mixtral-8x7b-h200.json|
+deepseek-v3|docs/scenarios/validation/deepseek-v3-h200.json|--experts 32
+deepseek-v3-lognormal|docs/scenarios/validation/deepseek-v3-lognormal-h200.json|--experts 32
+RUNS
+fi
 
 step "done: status $status (0 = build, every GPU test and the calibration passed); files in $OUT"
 ls -la "$OUT"

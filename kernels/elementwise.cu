@@ -349,6 +349,88 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(float* __restrict__ mast
   }
 }
 
+// ---- dropout ---------------------------------------------------------------------------------------
+
+// Grid-stride over `vectors` groups of 8 elements (16-byte BF16 and 8-byte mask accesses), then the
+// elements from 8 * vectors on one at a time: all of them when the pointers are not aligned for
+// vectors, otherwise the last n % 8. Byte e of a mask vector (element 8i + e) is byte e % 4 of word
+// e / 4. `in` and `out` are not __restrict__: the caller may drop out in place, and each element is
+// read by the thread that writes it.
+__global__ void __launch_bounds__(kThreads) dropout_fwd_kernel(const std::uint16_t* in, std::int64_t n,
+                                                               std::int64_t vectors, float p, float scale,
+                                                               std::uint64_t seed, std::uint8_t* __restrict__ mask,
+                                                               std::uint16_t* out) {
+  using P = Bf16Pack<8>;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = first; i < vectors; i += stride) {
+    const uint4 x = __ldcs(reinterpret_cast<const uint4*>(in) + i);  // read once: stream past L2
+    float y[8];
+    unsigned m[2] = {0u, 0u};
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const bool keep = dropout_keep(seed, static_cast<std::uint64_t>(8 * i + e), p);
+      y[e] = keep ? P::get(x, e) * scale : 0.0f;  // a select, not x * 0: dropped elements are +0, as the reference's
+      m[e / 4] |= static_cast<unsigned>(keep) << (8 * (e % 4));
+    }
+    reinterpret_cast<uint2*>(mask)[i] = make_uint2(m[0], m[1]);
+    reinterpret_cast<uint4*>(out)[i] = P::put(y);
+  }
+  for (std::int64_t i = 8 * vectors + first; i < n; i += stride) {
+    const bool keep = dropout_keep(seed, static_cast<std::uint64_t>(i), p);
+    const float y[1] = {keep ? Bf16Pack<1>::get(in[i], 0) * scale : 0.0f};
+    mask[i] = keep ? 1 : 0;
+    out[i] = Bf16Pack<1>::put(y);
+  }
+}
+
+// As dropout_fwd_kernel, the mask read instead of drawn; d_in may be d_out.
+__global__ void __launch_bounds__(kThreads) dropout_bwd_kernel(const std::uint16_t* d_out,
+                                                               const std::uint8_t* __restrict__ mask, std::int64_t n,
+                                                               std::int64_t vectors, float scale,
+                                                               std::uint16_t* d_in) {
+  using P = Bf16Pack<8>;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = first; i < vectors; i += stride) {
+    const uint4 g = __ldcs(reinterpret_cast<const uint4*>(d_out) + i);
+    const uint2 mv = __ldcs(reinterpret_cast<const uint2*>(mask) + i);
+    float y[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const unsigned byte = ((e < 4 ? mv.x : mv.y) >> (8 * (e % 4))) & 0xffu;
+      y[e] = byte != 0 ? P::get(g, e) * scale : 0.0f;
+    }
+    reinterpret_cast<uint4*>(d_in)[i] = P::put(y);
+  }
+  for (std::int64_t i = 8 * vectors + first; i < n; i += stride) {
+    const float y[1] = {mask[i] != 0 ? Bf16Pack<1>::get(d_out[i], 0) * scale : 0.0f};
+    d_in[i] = Bf16Pack<1>::put(y);
+  }
+}
+
+// Groups of 8 when both BF16 tensors are 16-byte aligned and the mask 8-byte aligned (element 8i of
+// every tensor then starts a vector), otherwise none; the launch covers the groups and the tail.
+struct DropoutLaunch {
+  std::int64_t vectors;
+  std::size_t work_blocks;
+};
+
+DropoutLaunch dropout_launch(std::int64_t n, const void* a, const void* b, const std::uint8_t* mask) {
+  const auto bf16 = reinterpret_cast<std::uintptr_t>(a) | reinterpret_cast<std::uintptr_t>(b);
+  const bool vec = bf16 % 16 == 0 && reinterpret_cast<std::uintptr_t>(mask) % 8 == 0;
+  const std::int64_t vectors = vec ? n / 8 : 0;
+  const auto work = static_cast<std::size_t>(vec ? vectors + 1 : n);  // + 1: the tail's thread(s)
+  return {vectors, (work + kThreads - 1) / kThreads};
+}
+
+void require_dropout(std::int64_t n, float p, const char* what) {
+  if (n < 0 || !(p >= 0.0f && p < 1.0f)) {  // written so that a NaN p fails too
+    throw std::invalid_argument(std::string(what) + ": n " + std::to_string(n) + " must not be negative and p " +
+                                std::to_string(p) + " must lie in [0, 1)");
+  }
+}
+
 }  // namespace
 
 void swiglu_forward(const std::uint16_t* in, std::int64_t rows, std::int64_t ffn, std::uint16_t* out,
@@ -419,6 +501,26 @@ void adam_update(float* master, float* m, float* v, const float* grad, std::uint
   MOESIM_LAUNCH_CHECK("adam_kernel");
 }
 
+void dropout_forward(const std::uint16_t* in, std::int64_t n, float p, std::uint64_t seed, std::uint8_t* mask,
+                     std::uint16_t* out, cudaStream_t stream) {
+  require_dropout(n, p, "dropout_forward");
+  if (n == 0) return;
+  const DropoutLaunch l = dropout_launch(n, in, out, mask);
+  const unsigned grid = resident_grid(dropout_fwd_kernel, kThreads, l.work_blocks);
+  dropout_fwd_kernel<<<grid, kThreads, 0, stream>>>(in, n, l.vectors, p, dropout_scale(p), seed, mask, out);
+  MOESIM_LAUNCH_CHECK("dropout_fwd_kernel");
+}
+
+void dropout_backward(const std::uint16_t* d_out, const std::uint8_t* mask, std::int64_t n, float p,
+                      std::uint16_t* d_in, cudaStream_t stream) {
+  require_dropout(n, p, "dropout_backward");
+  if (n == 0) return;
+  const DropoutLaunch l = dropout_launch(n, d_out, d_in, mask);
+  const unsigned grid = resident_grid(dropout_bwd_kernel, kThreads, l.work_blocks);
+  dropout_bwd_kernel<<<grid, kThreads, 0, stream>>>(d_out, mask, n, l.vectors, dropout_scale(p), d_in);
+  MOESIM_LAUNCH_CHECK("dropout_bwd_kernel");
+}
+
 std::size_t swiglu_forward_bytes(std::int64_t rows, std::int64_t ffn) {
   return 3 * static_cast<std::size_t>(rows) * static_cast<std::size_t>(ffn) * 2;
 }
@@ -438,5 +540,9 @@ std::size_t rmsnorm_backward_bytes(std::int64_t rows, std::int64_t hidden) {
 }
 
 std::size_t adam_bytes(std::int64_t n) { return static_cast<std::size_t>(n) * (7 * sizeof(float) + 2); }
+
+std::size_t dropout_forward_bytes(std::int64_t n) { return static_cast<std::size_t>(n) * (2 + 1 + 2); }
+
+std::size_t dropout_backward_bytes(std::int64_t n) { return static_cast<std::size_t>(n) * (2 + 1 + 2); }
 
 }  // namespace moesim::kernels

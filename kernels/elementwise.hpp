@@ -1,7 +1,8 @@
 #pragma once
 // The element-wise kernels of a training step on the GPU (CPU references:
-// reference/elementwise_ref.hpp): the SwiGLU activation of the MLPs, RMSNorm, and the AdamW
-// optimizer step. BF16 tensors (std::uint16_t bit patterns), FP32 math. Sizes are 64-bit: a row
+// reference/elementwise_ref.hpp): the SwiGLU activation of the MLPs, RMSNorm, the AdamW
+// optimizer step, and the dropout of unfused attention's probabilities. BF16 tensors
+// (std::uint16_t bit patterns), FP32 math. Sizes are 64-bit: a row
 // count times a width, or an optimizer's parameter count, can pass 2^31. Rows of 16-byte aligned
 // tensors whose width is a multiple of 8 move as 16-byte vectors; any other width or alignment
 // takes a scalar path (slower, same results). Negative sizes throw std::invalid_argument; zero rows
@@ -43,6 +44,18 @@ void rmsnorm_backward(const std::uint16_t* x, const std::uint16_t* gamma, const 
 void adam_update(float* master, float* m, float* v, const float* grad, std::uint16_t* weight, std::int64_t n,
                  const AdamParams& p, cudaStream_t stream);
 
+/// out[i] = in[i] * mask[i] / (1 - p), mask[i] = 1 with probability 1 - p from a counter-based hash of (seed, i)
+/// (so the CPU reference regenerates it), stored as one byte per element as Megatron's unfused path keeps it.
+/// 0 <= p < 1. The decision is dropout_keep(seed, i, p) and the factor dropout_scale(p), in float
+/// (reference/elementwise_ref.hpp), so the reference's mask and output are bit for bit the kernel's. out may be in
+/// (in place), not partly overlap it. Throws std::invalid_argument when n < 0 or p is outside [0, 1).
+void dropout_forward(const std::uint16_t* in, std::int64_t n, float p, std::uint64_t seed, std::uint8_t* mask,
+                     std::uint16_t* out, cudaStream_t stream);
+
+/// d_in[i] = d_out[i] * mask[i] / (1 - p). d_in may be d_out (in place).
+void dropout_backward(const std::uint16_t* d_out, const std::uint8_t* mask, std::int64_t n, float p,
+                      std::uint16_t* d_in, cudaStream_t stream);
+
 /// Bytes through HBM: in read, out written (3 x 2 bytes per output element).
 [[nodiscard]] std::size_t swiglu_forward_bytes(std::int64_t rows, std::int64_t ffn);
 /// Bytes through HBM: in and d_out read, d_in written (5 x 2 bytes per output element).
@@ -53,5 +66,9 @@ void adam_update(float* master, float* m, float* v, const float* grad, std::uint
 [[nodiscard]] std::size_t rmsnorm_backward_bytes(std::int64_t rows, std::int64_t hidden);
 /// Bytes through HBM: master, m, v and grad read, master, m, v and the BF16 weight written (30 per parameter).
 [[nodiscard]] std::size_t adam_bytes(std::int64_t n);
+/// Bytes through HBM: in read, the mask and out written (2 + 1 + 2 per element).
+[[nodiscard]] std::size_t dropout_forward_bytes(std::int64_t n);
+/// Bytes through HBM: d_out and the mask read, d_in written (2 + 1 + 2 per element).
+[[nodiscard]] std::size_t dropout_backward_bytes(std::int64_t n);
 
 }  // namespace moesim::kernels

@@ -18,6 +18,9 @@ using kernels::GemmLayout;
 using Buffer16 = DeviceBuffer<std::uint16_t>;
 
 constexpr float kNormEps = 1e-5f;
+/// Megatron's default --attention-dropout: the unfused path drops out the softmax output (the cost
+/// model's unfused attention moves those bytes too).
+constexpr float kAttentionDropout = 0.1f;
 
 std::size_t count(std::int64_t a, std::int64_t b = 1, std::int64_t c = 1) {
   return static_cast<std::size_t>(a) * static_cast<std::size_t>(b) * static_cast<std::size_t>(c);
@@ -25,11 +28,18 @@ std::size_t count(std::int64_t a, std::int64_t b = 1, std::int64_t c = 1) {
 
 /// Where each weight starts in a layer's parameter range (dense ones first, then the experts').
 struct Offsets {
-  std::int64_t gamma1, qkv, proj, gamma2, router, shared_fc1, shared_fc2, dense_fc1, dense_fc2, experts;
+  std::int64_t gamma1, qkv, q_down, q_norm, q_up, kv_down, kv_norm, kv_up, proj, gamma2, router, shared_fc1,
+      shared_fc2, dense_fc1, dense_fc2, experts;
   explicit Offsets(const LayerParams& p) {
     gamma1 = 0;
     qkv = gamma1 + p.gamma1;
-    proj = qkv + p.qkv;
+    q_down = qkv + p.qkv;
+    q_norm = q_down + p.q_down;
+    q_up = q_norm + p.q_norm;
+    kv_down = q_up + p.q_up;
+    kv_norm = kv_down + p.kv_down;
+    kv_up = kv_norm + p.kv_norm;
+    proj = kv_up + p.kv_up;
     gamma2 = proj + p.proj;
     router = gamma2 + p.gamma2;
     shared_fc1 = router + p.router;
@@ -60,10 +70,18 @@ Buffer16 random_bf16(std::size_t n, std::uint64_t seed, float amplitude, cudaStr
 
 }  // namespace
 
+struct ProxyRank::Scores {
+  Buffer16 probs, dropped;           ///< the softmax output and its dropout output, [batch·heads × seq × seq]
+  DeviceBuffer<std::uint8_t> mask;   ///< the dropout mask, one byte per score
+  explicit Scores(std::size_t n) : probs(n), dropped(n), mask(n) {}
+};
+
 struct ProxyRank::Saved {
-  DeviceBuffer<float> rstd1, rstd2, probs;
+  DeviceBuffer<float> rstd1, rstd2, probs, q_rstd, kv_rstd;
   DeviceBuffer<std::int32_t> indices;
-  Buffer16 ln1, qkv, ctx, scores, x_mid, ln2;
+  Buffer16 ln1, qkv, ctx, x_mid, ln2;
+  Buffer16 q_latent, q_latent_norm, kv_latent, kv_latent_norm;  ///< multi-latent attention's latents
+  std::unique_ptr<Scores> scores;                               ///< unfused attention without core recompute
   Buffer16 recv, fc1_out, act, combined, shared_fc1_out, shared_act;
 };
 
@@ -76,10 +94,18 @@ ProxyRank::~ProxyRank() = default;
 ProxyRank::ProxyRank(const ValidationWorkload& w, std::int64_t rank, RankComms comms)
     : w_(w), rank_(rank), comms_(comms), params_(layer_params(w)), blas_(stream_.get()) {
   if (w.tp != 1) throw std::invalid_argument("the proxy runner runs TP 1 only");
+  for (const std::string& module : w.recompute_modules) {
+    if (module != "core_attn") {
+      throw std::invalid_argument("the proxy runner replays full recompute or the core_attn module only, not " + module);
+    }
+  }
   full_recompute_ = w.recompute == "full";
-  save_scores_ = w.attention == "unfused" && w.recompute == "none";
+  unfused_ = w.attention == "unfused";
+  save_scores_ = unfused_ && w.recompute == "none";
+  const AttentionWidths widths = attention_widths(w);
   const std::int64_t t = w.tokens_per_rank, h = w.hidden, layers = w.layers;
-  const std::int64_t q = w.heads * w.head_dim, qkv = q + 2 * w.kv_heads * w.head_dim;
+  const std::int64_t qkv = widths.qkv();
+  const std::size_t score_count = count(w.micro_batch * w.heads, w.seq, w.seq);
   const std::int64_t gate = w.gated ? 2 : 1;
   rows_ = w.moe ? t * w.topk : 0;
   const auto seed = w.seed ^ (static_cast<std::uint64_t>(rank) << 32);
@@ -131,8 +157,16 @@ ProxyRank::ProxyRank(const ValidationWorkload& w, std::int64_t rank, RankComms c
     s->rstd2 = DeviceBuffer<float>(count(t));
     s->ln1 = Buffer16(count(t, h));
     s->qkv = Buffer16(count(t, qkv));
-    s->ctx = Buffer16(count(t, q));
-    if (save_scores_) s->scores = Buffer16(count(w.micro_batch * w.heads, w.seq, w.seq));
+    s->ctx = Buffer16(count(t, widths.v));
+    if (widths.mla) {
+      s->q_latent = Buffer16(count(t, w.q_lora_rank));
+      s->q_latent_norm = Buffer16(count(t, w.q_lora_rank));
+      s->q_rstd = DeviceBuffer<float>(count(t));
+      s->kv_latent = Buffer16(count(t, widths.kv_down));
+      s->kv_latent_norm = Buffer16(count(t, w.kv_lora_rank));
+      s->kv_rstd = DeviceBuffer<float>(count(t));
+    }
+    if (save_scores_) s->scores = std::make_unique<Scores>(score_count);
     s->x_mid = Buffer16(count(t, h));
     s->ln2 = Buffer16(count(t, h));
     if (w.moe) {
@@ -150,17 +184,22 @@ ProxyRank::ProxyRank(const ValidationWorkload& w, std::int64_t rank, RankComms c
     }
     saved_.push_back(std::move(s));
   }
-  core_ = std::make_unique<kernels::Attention>(
-      blas_, kernels::AttentionShape{static_cast<int>(w.micro_batch * w.heads), static_cast<int>(w.seq),
-                                     static_cast<int>(w.head_dim), true},
-      true);
+  kernels::AttentionShape core{static_cast<int>(w.micro_batch * w.heads), static_cast<int>(w.seq),
+                               static_cast<int>(w.head_dim), true};
+  if (widths.mla) core.head_dim_v = static_cast<int>(w.v_head_dim);
+  core_ = std::make_unique<kernels::Attention>(blas_, core, true);
+  if (unfused_) {
+    // The gradient of the dropout output, and the scores of the layer being recomputed when none is saved.
+    score_grad_ = random_bf16(score_count, seed + 8000, 1.0f, st);
+    if (!save_scores_) working_scores_ = std::make_unique<Scores>(score_count);
+  }
   if (w.moe) {
     logits_f32_ = DeviceBuffer<float>(count(t, w.experts));
     kernels::fill_random_f32(logits_f32_.data(), logits_f32_.size(), seed + 4000, 4.0f, 0.0f, st);
   }
   const std::int64_t rows_max = std::max({t, rows_, received_max});
   for (auto& b : scratch_rows_) b = random_bf16(count(rows_max, h), seed + 5000, 1.0f, st);
-  const std::int64_t wide = std::max({t * qkv, t * q, received_max * gate * w.expert_ffn, t * gate * w.shared_ffn,
+  const std::int64_t wide = std::max({t * qkv, t * widths.v, received_max * gate * w.expert_ffn, t * gate * w.shared_ffn,
                                       t * gate * w.ffn, t * w.experts});
   for (auto& b : scratch_wide_) b = random_bf16(count(wide), seed + 6000, 1.0f, st);
   for (auto& b : grad_io_) b = random_bf16(count(t, h), seed + 7000, 1.0f, st);
@@ -226,15 +265,51 @@ void ProxyRank::all_to_all(const std::uint16_t* send, const std::vector<std::int
   MOESIM_NCCL_CHECK(ncclGroupEnd());
 }
 
+void ProxyRank::core_forward(Saved& s) {
+  core_->forward();  // the core's own Q, K, V, O: the layer's shapes
+  if (!unfused_) return;
+  Scores& sc = s.scores ? *s.scores : *working_scores_;
+  kernels::dropout_forward(sc.probs.data(), static_cast<std::int64_t>(sc.probs.size()), kAttentionDropout, w_.seed,
+                           sc.mask.data(), sc.dropped.data(), stream_.get());
+}
+
+void ProxyRank::core_backward(Saved& s) {
+  if (!save_scores_) core_forward(s);  // flash attention, or a recomputed core, rebuilds the scores first
+  if (unfused_) {
+    Scores& sc = s.scores ? *s.scores : *working_scores_;
+    kernels::dropout_backward(score_grad_.data(), sc.mask.data(), static_cast<std::int64_t>(score_grad_.size()),
+                              kAttentionDropout, score_grad_.data(), stream_.get());
+  }
+  core_->backward();
+}
+
 void ProxyRank::attention_forward(std::int64_t layer, Saved& s, PhaseClock* clock) {
   const Offsets o(params_);
-  const std::int64_t t = w_.tokens_per_rank, h = w_.hidden, q = w_.heads * w_.head_dim;
-  const std::int64_t qkv = q + 2 * w_.kv_heads * w_.head_dim;
+  const AttentionWidths a = attention_widths(w_);
+  const std::int64_t t = w_.tokens_per_rank, h = w_.hidden;
+  cudaStream_t st = stream_.get();
   kernels::rmsnorm_forward(inputs_[static_cast<std::size_t>(layer)].data(), weight(layer, o.gamma1), t, h, kNormEps, s.ln1.data(),
-                           s.rstd1.data(), stream_.get());
-  gemm(GemmLayout::kForward, t, qkv, h, s.ln1.data(), weight(layer, o.qkv), s.qkv.data());
-  core_->forward();  // the core's own Q, K, V, O: same shapes; its scores are what `s.scores` keeps when saved
-  gemm(GemmLayout::kForward, t, h, q, s.ctx.data(), weight(layer, o.proj), s.x_mid.data());
+                           s.rstd1.data(), st);
+  if (!a.mla) {
+    gemm(GemmLayout::kForward, t, a.qkv(), h, s.ln1.data(), weight(layer, o.qkv), s.qkv.data());
+  } else {
+    // q through its latent (or directly), k and v from the kv latent; the rotary key rides in the latent.
+    if (w_.q_lora_rank > 0) {
+      gemm(GemmLayout::kForward, t, w_.q_lora_rank, h, s.ln1.data(), weight(layer, o.q_down), s.q_latent.data());
+      kernels::rmsnorm_forward(s.q_latent.data(), weight(layer, o.q_norm), t, w_.q_lora_rank, kNormEps,
+                               s.q_latent_norm.data(), s.q_rstd.data(), st);
+      gemm(GemmLayout::kForward, t, a.q, w_.q_lora_rank, s.q_latent_norm.data(), weight(layer, o.q_up), s.qkv.data());
+    } else {
+      gemm(GemmLayout::kForward, t, a.q, h, s.ln1.data(), weight(layer, o.qkv), s.qkv.data());
+    }
+    gemm(GemmLayout::kForward, t, a.kv_down, h, s.ln1.data(), weight(layer, o.kv_down), s.kv_latent.data());
+    kernels::rmsnorm_forward(s.kv_latent.data(), weight(layer, o.kv_norm), t, w_.kv_lora_rank, kNormEps,
+                             s.kv_latent_norm.data(), s.kv_rstd.data(), st);
+    gemm(GemmLayout::kForward, t, a.kv_up, w_.kv_lora_rank, s.kv_latent_norm.data(), weight(layer, o.kv_up),
+         s.qkv.data() + count(t, a.q));
+  }
+  core_forward(s);
+  gemm(GemmLayout::kForward, t, h, a.v, s.ctx.data(), weight(layer, o.proj), s.x_mid.data());
   if (clock) clock->mark("attention");
 }
 
@@ -410,14 +485,39 @@ void ProxyRank::mlp_backward(std::int64_t layer, std::int64_t mb, Saved& s, cons
 void ProxyRank::attention_backward(std::int64_t layer, Saved& s, const std::uint16_t* d_out, std::uint16_t* d_in,
                                    PhaseClock* clock) {
   const Offsets o(params_);
-  const std::int64_t t = w_.tokens_per_rank, h = w_.hidden, q = w_.heads * w_.head_dim;
-  const std::int64_t qkv = q + 2 * w_.kv_heads * w_.head_dim;
-  gemm(GemmLayout::kDgrad, t, q, h, d_out, weight(layer, o.proj), scratch_wide_[1].data());
-  gemm(GemmLayout::kWgrad, h, q, t, d_out, s.ctx.data(), grad(layer, o.proj), true);
-  if (!save_scores_) core_->forward();  // flash attention (or selective recompute) rebuilds the scores
-  core_->backward();
-  gemm(GemmLayout::kDgrad, t, h, qkv, scratch_wide_[0].data(), weight(layer, o.qkv), grad_norm_.data());
-  gemm(GemmLayout::kWgrad, qkv, h, t, scratch_wide_[0].data(), s.ln1.data(), grad(layer, o.qkv), true);
+  const AttentionWidths a = attention_widths(w_);
+  const std::int64_t t = w_.tokens_per_rank, h = w_.hidden;
+  cudaStream_t st = stream_.get();
+  gemm(GemmLayout::kDgrad, t, a.v, h, d_out, weight(layer, o.proj), scratch_wide_[1].data());
+  gemm(GemmLayout::kWgrad, h, a.v, t, d_out, s.ctx.data(), grad(layer, o.proj), true);
+  core_backward(s);
+  std::uint16_t* d_qkv = scratch_wide_[0].data();  // the core's input gradients, laid out as the forward's q|k|v
+  if (!a.mla) {
+    gemm(GemmLayout::kDgrad, t, h, a.qkv(), d_qkv, weight(layer, o.qkv), grad_norm_.data());
+    gemm(GemmLayout::kWgrad, a.qkv(), h, t, d_qkv, s.ln1.data(), grad(layer, o.qkv), true);
+  } else {
+    std::uint16_t* d_latent = scratch_wide_[1].data();
+    std::uint16_t* d_latent_in = scratch_rows_[0].data();
+    const std::uint16_t* d_kv = d_qkv + count(t, a.q);
+    gemm(GemmLayout::kDgrad, t, w_.kv_lora_rank, a.kv_up, d_kv, weight(layer, o.kv_up), d_latent);
+    gemm(GemmLayout::kWgrad, a.kv_up, w_.kv_lora_rank, t, d_kv, s.kv_latent_norm.data(), grad(layer, o.kv_up), true);
+    kernels::rmsnorm_backward(s.kv_latent.data(), weight(layer, o.kv_norm), s.kv_rstd.data(), d_latent, t, w_.kv_lora_rank,
+                              d_latent_in, grad(layer, o.kv_norm), st);
+    gemm(GemmLayout::kDgrad, t, h, a.kv_down, d_latent_in, weight(layer, o.kv_down), grad_norm_.data());
+    gemm(GemmLayout::kWgrad, a.kv_down, h, t, d_latent_in, s.ln1.data(), grad(layer, o.kv_down), true);
+    if (w_.q_lora_rank > 0) {
+      gemm(GemmLayout::kDgrad, t, w_.q_lora_rank, a.q, d_qkv, weight(layer, o.q_up), d_latent);
+      gemm(GemmLayout::kWgrad, a.q, w_.q_lora_rank, t, d_qkv, s.q_latent_norm.data(), grad(layer, o.q_up), true);
+      kernels::rmsnorm_backward(s.q_latent.data(), weight(layer, o.q_norm), s.q_rstd.data(), d_latent, t, w_.q_lora_rank,
+                                d_latent_in, grad(layer, o.q_norm), st);
+      // Added to the kv path's input gradient in Megatron; the add is left out.
+      gemm(GemmLayout::kDgrad, t, h, w_.q_lora_rank, d_latent_in, weight(layer, o.q_down), grad_norm_.data());
+      gemm(GemmLayout::kWgrad, w_.q_lora_rank, h, t, d_latent_in, s.ln1.data(), grad(layer, o.q_down), true);
+    } else {
+      gemm(GemmLayout::kDgrad, t, h, a.q, d_qkv, weight(layer, o.qkv), grad_norm_.data());
+      gemm(GemmLayout::kWgrad, a.q, h, t, d_qkv, s.ln1.data(), grad(layer, o.qkv), true);
+    }
+  }
   kernels::rmsnorm_backward(inputs_[static_cast<std::size_t>(layer)].data(), weight(layer, o.gamma1), s.rstd1.data(),
                             grad_norm_.data(), t, h, d_in, grad(layer, o.gamma1), stream_.get());
   if (clock) clock->mark("attention");

@@ -44,6 +44,7 @@ class ProxyRank {
   [[nodiscard]] cudaStream_t stream() const { return stream_.get(); }
 
  private:
+  struct Scores;  // the unfused attention's softmax output, dropout mask and dropout output
   struct Saved;   // what one layer keeps for its backward
   struct Device;  // the device copies of one (layer, micro-batch)'s routing maps
 
@@ -51,6 +52,8 @@ class ProxyRank {
   void backward_layer(std::int64_t layer, std::int64_t mb, const std::uint16_t* d_out, std::uint16_t* d_in,
                       PhaseClock* clock);
   void attention_forward(std::int64_t layer, Saved& s, PhaseClock* clock);
+  void core_forward(Saved& s);
+  void core_backward(Saved& s);
   void activation_forward(const std::uint16_t* in, std::int64_t rows, std::int64_t ffn, std::uint16_t* out);
   void activation_backward(const std::uint16_t* in, const std::uint16_t* d_out, std::int64_t rows, std::int64_t ffn,
                            std::uint16_t* d_in);
@@ -74,7 +77,7 @@ class ProxyRank {
   std::int64_t rank_;
   RankComms comms_;
   LayerParams params_;
-  bool full_recompute_ = false, save_scores_ = false;
+  bool full_recompute_ = false, unfused_ = false, save_scores_ = false;
   std::int64_t rows_ = 0;  ///< tokens × topk routed by this rank per micro-batch
   kernels::Stream stream_;
   kernels::BlasContext blas_;
@@ -89,6 +92,8 @@ class ProxyRank {
   std::vector<kernels::DeviceBuffer<std::uint16_t>> inputs_;
   std::vector<std::unique_ptr<Saved>> saved_;
   std::unique_ptr<kernels::Attention> core_;
+  kernels::DeviceBuffer<std::uint16_t> score_grad_;  ///< unfused: the gradient of the dropout output
+  std::unique_ptr<Scores> working_scores_;           ///< unfused without saved scores: the recomputed ones
   kernels::DeviceBuffer<float> logits_f32_;
   kernels::DeviceBuffer<std::uint16_t> scratch_rows_[4];  ///< [max(tokens, rows, received) × hidden]
   kernels::DeviceBuffer<std::uint16_t> scratch_wide_[2];  ///< the widest intermediate (QKV, fc1 outputs)

@@ -11,12 +11,43 @@ std::int64_t mlp_in_features(bool gated, std::int64_t ffn) { return (gated ? 2 :
 
 }  // namespace
 
+AttentionWidths attention_widths(const ValidationWorkload& w) {
+  AttentionWidths a;
+  a.mla = w.kv_lora_rank > 0;
+  a.q = w.heads * w.head_dim;
+  if (a.mla) {
+    a.k = a.q;
+    a.v = w.heads * w.v_head_dim;
+    a.kv_down = w.kv_lora_rank + w.qk_rope_head_dim;
+    a.kv_up = w.heads * (w.head_dim - w.qk_rope_head_dim + w.v_head_dim);
+  } else {
+    a.k = w.kv_heads * w.head_dim;
+    a.v = a.k;
+  }
+  return a;
+}
+
 LayerParams layer_params(const ValidationWorkload& w) {
   LayerParams p;
-  const std::int64_t h = w.hidden, q = w.heads * w.head_dim, kv = w.kv_heads * w.head_dim;
+  const AttentionWidths a = attention_widths(w);
+  const std::int64_t h = w.hidden;
   p.gamma1 = h;
-  p.qkv = (q + 2 * kv) * h;
-  p.proj = h * q;
+  if (a.mla) {
+    if (w.q_lora_rank > 0) {
+      p.q_down = w.q_lora_rank * h;
+      p.q_norm = w.q_lora_rank;
+      p.q_up = a.q * w.q_lora_rank;
+    } else {
+      p.qkv = a.q * h;
+    }
+    p.kv_down = a.kv_down * h;
+    p.kv_norm = w.kv_lora_rank;
+    p.kv_up = a.kv_up * w.kv_lora_rank;
+    p.proj = h * a.v;
+  } else {
+    p.qkv = a.qkv() * h;
+    p.proj = h * a.q;
+  }
   p.gamma2 = h;
   if (w.moe) {
     p.router = w.experts * h;

@@ -15,17 +15,34 @@ namespace moesim::proxy {
 /// all-reduced over every DP rank) and expert (the local routed experts: reduced over expert-DP).
 struct LayerParams {
   std::int64_t gamma1 = 0, qkv = 0, proj = 0, gamma2 = 0, router = 0, shared_fc1 = 0, shared_fc2 = 0;
+  /// Multi-latent attention's projections and latent norms (qkv is then the direct q projection, or 0
+  /// with a q latent).
+  std::int64_t q_down = 0, q_norm = 0, q_up = 0, kv_down = 0, kv_norm = 0, kv_up = 0;
   std::int64_t dense_fc1 = 0, dense_fc2 = 0;
   std::int64_t expert_fc1 = 0, expert_fc2 = 0;  ///< per local expert
   std::int64_t local_experts = 0;
   [[nodiscard]] std::int64_t dense() const {
-    return gamma1 + qkv + proj + gamma2 + router + shared_fc1 + shared_fc2 + dense_fc1 + dense_fc2;
+    return gamma1 + qkv + q_down + q_norm + q_up + kv_down + kv_norm + kv_up + proj + gamma2 + router + shared_fc1 +
+           shared_fc2 + dense_fc1 + dense_fc2;
   }
   [[nodiscard]] std::int64_t expert() const { return local_experts * (expert_fc1 + expert_fc2); }
   [[nodiscard]] std::int64_t total() const { return dense() + expert(); }
 };
 
 [[nodiscard]] LayerParams layer_params(const ValidationWorkload& w);
+
+/// Widths of the attention block's tensors per token.
+struct AttentionWidths {
+  bool mla = false;
+  std::int64_t q = 0;        ///< heads × query/key head dim
+  std::int64_t k = 0;        ///< key heads × head dim (GQA: kv_heads; MLA: every head)
+  std::int64_t v = 0;        ///< value heads × value head dim: the core's output, the output projection's input
+  std::int64_t kv_down = 0;  ///< MLA: kv latent + the shared rotary key
+  std::int64_t kv_up = 0;    ///< MLA: heads × (non-rotary key dim + value dim)
+  [[nodiscard]] std::int64_t qkv() const { return q + k + v; }
+};
+
+[[nodiscard]] AttentionWidths attention_widths(const ValidationWorkload& w);
 
 /// One MoE layer and micro-batch as rank `rank` runs it.
 struct RoutingPlan {

@@ -117,3 +117,26 @@ TEST_CASE("routing plan: broken copies are refused") {
   w.routed_copies[0][0].pop_back();
   CHECK_THROWS_AS((void)routing_plan(w, 0, 0, 0), std::invalid_argument);
 }
+
+TEST_CASE("layer parameters: multi-latent attention (DeepSeek-V3's shapes)") {
+  ValidationWorkload w = small_moe();
+  w.hidden = 7168;
+  w.heads = 128;
+  w.kv_heads = 128;
+  w.head_dim = 192;  // 128 non-rotary + 64 rotary
+  w.q_lora_rank = 1536;
+  w.kv_lora_rank = 512;
+  w.qk_rope_head_dim = 64;
+  w.v_head_dim = 128;
+  const AttentionWidths a = attention_widths(w);
+  CHECK(a.mla);
+  CHECK(a.q == 128 * 192);
+  CHECK(a.v == 128 * 128);
+  CHECK(a.kv_down == 512 + 64);
+  CHECK(a.kv_up == 128 * (128 + 128));
+  const LayerParams p = layer_params(w);
+  // DeepSeek-V3's attention: 1536·7168 + 1536 + 24576·1536 + 576·7168 + 512 + 32768·512 + 7168·16384
+  // = 187,107,328 parameters (HF safetensors: q_a_proj, q_a_layernorm, q_b_proj, kv_a_proj_with_mqa,
+  // kv_a_layernorm, kv_b_proj, o_proj of one layer).
+  CHECK(p.q_down + p.q_norm + p.q_up + p.kv_down + p.kv_norm + p.kv_up + p.proj + p.qkv == 187107328);
+}

@@ -6,7 +6,9 @@
 namespace moesim::kernels {
 namespace {
 
-std::size_t at(int row, int col, int cols) { return static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) + static_cast<std::size_t>(col); }
+std::size_t at(int row, int col, int cols) {
+  return static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) + static_cast<std::size_t>(col);
+}
 
 double dot(const float* a, const float* b, int n) {
   double s = 0;
@@ -14,11 +16,14 @@ double dot(const float* a, const float* b, int n) {
   return s;
 }
 
-// Row `row` of P (masked, scaled scores through softmax) and of dP = dout_row . V^T.
+// Row `row` of P: the scores q_row . k_j over the query/key head dimension, scaled by its
+// 1 / sqrt(dim), masked, through softmax.
 void probability_row(const float* q, const float* k, int seq, int dim, bool causal, int row, std::vector<double>& p) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
   std::vector<double> x(static_cast<std::size_t>(seq));
-  for (int j = 0; j < seq; ++j) x[static_cast<std::size_t>(j)] = scale * dot(q + at(row, 0, dim), k + at(j, 0, dim), dim);
+  for (int j = 0; j < seq; ++j) {
+    x[static_cast<std::size_t>(j)] = scale * dot(q + at(row, 0, dim), k + at(j, 0, dim), dim);
+  }
   p.resize(static_cast<std::size_t>(seq));
   softmax_row_reference(x.data(), seq, row, causal, p.data());
 }
@@ -44,16 +49,19 @@ void softmax_backward_row_reference(const double* p, const double* dp, int seq, 
 }
 
 void attention_row_reference(const float* q, const float* k, const float* v, const float* dout, int seq, int head_dim,
-                             bool causal, int row, double* o_row, double* dq_row) {
+                             int head_dim_v, bool causal, int row, double* o_row, double* dq_row) {
   std::vector<double> p;
   probability_row(q, k, seq, head_dim, causal, row, p);
-  for (int d = 0; d < head_dim; ++d) o_row[d] = 0;
+  for (int d = 0; d < head_dim_v; ++d) o_row[d] = 0;
   for (int j = 0; j < seq; ++j) {
-    for (int d = 0; d < head_dim; ++d) o_row[d] += p[static_cast<std::size_t>(j)] * v[at(j, d, head_dim)];
+    for (int d = 0; d < head_dim_v; ++d) o_row[d] += p[static_cast<std::size_t>(j)] * v[at(j, d, head_dim_v)];
   }
   if (dq_row == nullptr) return;
+  // dP = dout_row . V^T reduces over the value head dimension; dQ = dS K has the query/key one.
   std::vector<double> dp(static_cast<std::size_t>(seq)), ds(static_cast<std::size_t>(seq));
-  for (int j = 0; j < seq; ++j) dp[static_cast<std::size_t>(j)] = dot(dout + at(row, 0, head_dim), v + at(j, 0, head_dim), head_dim);
+  for (int j = 0; j < seq; ++j) {
+    dp[static_cast<std::size_t>(j)] = dot(dout + at(row, 0, head_dim_v), v + at(j, 0, head_dim_v), head_dim_v);
+  }
   softmax_backward_row_reference(p.data(), dp.data(), seq, ds.data());
   const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
   for (int d = 0; d < head_dim; ++d) dq_row[d] = 0;
@@ -63,14 +71,15 @@ void attention_row_reference(const float* q, const float* k, const float* v, con
 }
 
 AttentionHeadReference attention_head_reference(const float* q, const float* k, const float* v, const float* dout,
-                                                int seq, int head_dim, bool causal, bool backward) {
+                                                int seq, int head_dim, int head_dim_v, bool causal, bool backward) {
   const std::size_t n = static_cast<std::size_t>(seq) * static_cast<std::size_t>(head_dim);
+  const std::size_t nv = static_cast<std::size_t>(seq) * static_cast<std::size_t>(head_dim_v);
   AttentionHeadReference r;
-  r.o.assign(n, 0.0);
+  r.o.assign(nv, 0.0);
   if (backward) {
     r.dq.assign(n, 0.0);
     r.dk.assign(n, 0.0);
-    r.dv.assign(n, 0.0);
+    r.dv.assign(nv, 0.0);
   }
   const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
   std::vector<double> p, dp(static_cast<std::size_t>(seq)), ds(static_cast<std::size_t>(seq));
@@ -78,10 +87,12 @@ AttentionHeadReference attention_head_reference(const float* q, const float* k, 
     probability_row(q, k, seq, head_dim, causal, i, p);
     for (int j = 0; j < seq; ++j) {
       const double pij = p[static_cast<std::size_t>(j)];
-      for (int d = 0; d < head_dim; ++d) r.o[at(i, d, head_dim)] += pij * v[at(j, d, head_dim)];
+      for (int d = 0; d < head_dim_v; ++d) r.o[at(i, d, head_dim_v)] += pij * v[at(j, d, head_dim_v)];
     }
     if (!backward) continue;
-    for (int j = 0; j < seq; ++j) dp[static_cast<std::size_t>(j)] = dot(dout + at(i, 0, head_dim), v + at(j, 0, head_dim), head_dim);
+    for (int j = 0; j < seq; ++j) {
+      dp[static_cast<std::size_t>(j)] = dot(dout + at(i, 0, head_dim_v), v + at(j, 0, head_dim_v), head_dim_v);
+    }
     softmax_backward_row_reference(p.data(), dp.data(), seq, ds.data());
     for (int j = 0; j < seq; ++j) {
       const double dsij = ds[static_cast<std::size_t>(j)];
@@ -89,8 +100,8 @@ AttentionHeadReference attention_head_reference(const float* q, const float* k, 
       for (int d = 0; d < head_dim; ++d) {
         r.dq[at(i, d, head_dim)] += scale * dsij * k[at(j, d, head_dim)];
         r.dk[at(j, d, head_dim)] += scale * dsij * q[at(i, d, head_dim)];
-        r.dv[at(j, d, head_dim)] += pij * dout[at(i, d, head_dim)];
       }
+      for (int d = 0; d < head_dim_v; ++d) r.dv[at(j, d, head_dim_v)] += pij * dout[at(i, d, head_dim_v)];
     }
   }
   return r;

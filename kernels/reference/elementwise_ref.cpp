@@ -85,4 +85,22 @@ void adam_reference(float* master, float* m, float* v, const float* grad, std::u
   }
 }
 
+void dropout_forward_reference(const std::uint16_t* in, std::int64_t n, float p, std::uint64_t seed,
+                               std::uint8_t* mask, std::uint16_t* out, std::int64_t first) {
+  const float scale = dropout_scale(p);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const bool keep = dropout_keep(seed, static_cast<std::uint64_t>(first + i), p);
+    mask[i] = keep ? 1 : 0;
+    out[i] = keep ? float_to_bf16(bf16_to_float(in[i]) * scale) : std::uint16_t{0};
+  }
+}
+
+void dropout_backward_reference(const std::uint16_t* d_out, const std::uint8_t* mask, std::int64_t n, float p,
+                                std::uint16_t* d_in) {
+  const float scale = dropout_scale(p);
+  for (std::int64_t i = 0; i < n; ++i) {
+    d_in[i] = mask[i] != 0 ? float_to_bf16(bf16_to_float(d_out[i]) * scale) : std::uint16_t{0};
+  }
+}
+
 }  // namespace moesim::kernels

@@ -1,8 +1,11 @@
 // GPU tests of the unfused attention core against the CPU reference on seeded random data: the
 // softmax kernels alone (every register configuration and the generic one; causal and not), whole
-// heads forward and backward at small sequence lengths, sampled rows at a long one; then timings.
+// heads forward and backward at small sequence lengths, sampled rows at a long one, each also with
+// a value head dimension other than the query/key one (DeepSeek-V3's 192 / 128); then timings.
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -73,39 +76,70 @@ void check_softmax(std::int64_t rows, int seq, bool causal) {
   require_close(compare(got, want), 1e-2, what + " backward");
 }
 
+std::string describe(const AttentionShape& shape) {
+  return "attention " + std::to_string(shape.batch_heads) + "x" + std::to_string(shape.seq) + "x" +
+         std::to_string(shape.head_dim) + (shape.head_dim_v != 0 ? "/" + std::to_string(shape.head_dim_v) : "") +
+         (shape.causal ? " causal" : "");
+}
+
 void check_heads(const AttentionShape& shape) {
   Stream stream;
   BlasContext blas(stream);
   Attention attention(blas, shape, true);
-  const std::string what = "attention " + std::to_string(shape.batch_heads) + "x" + std::to_string(shape.seq) + "x" + std::to_string(shape.head_dim) +
-                           (shape.causal ? " causal" : "");
+  const std::string what = describe(shape);
   for (const int head : {0, shape.batch_heads - 1}) {
     require_close(attention.check_head(head, false), 2e-2, what + " forward, head " + std::to_string(head));
     require_close(attention.check_head(head, true), 4e-2, what + " forward+backward, head " + std::to_string(head));
   }
 }
 
-void check_long_rows() {
+void check_long_rows(const AttentionShape& shape) {
   Stream stream;
   BlasContext blas(stream);
-  Attention attention(blas, AttentionShape{4, 4096, 128, true}, true);
-  require_close(attention.check_forward_rows(6), 2e-2, "attention 4x4096x128 forward, sampled rows");
-  require_close(attention.check_backward_rows(6), 4e-2, "attention 4x4096x128 dQ, sampled rows");
+  Attention attention(blas, shape, true);
+  const std::string what = describe(shape);
+  require_close(attention.check_forward_rows(6), 2e-2, what + " forward, sampled rows");
+  require_close(attention.check_backward_rows(6), 4e-2, what + " dQ, sampled rows");
+}
+
+// The buffers: Q, K, dQ, dK of head_dim, V, O, dO, dV of head_dim_v, S and dS; head_dim_v 0 is head_dim.
+void check_device_bytes() {
+  const std::size_t bh = 4, s = 256;
+  const AttentionShape mla{4, 256, 192, true, 128};
+  test::require(Attention::device_bytes(mla, true) == 2 * (4 * bh * s * 192 + 4 * bh * s * 128 + 2 * bh * s * s),
+                "device_bytes of 192/128 with backward");
+  test::require(Attention::device_bytes(mla, false) == 2 * (2 * bh * s * 192 + 2 * bh * s * 128 + bh * s * s),
+                "device_bytes of 192/128 forward only");
+  test::require(Attention::device_bytes(AttentionShape{4, 256, 64, true}, true) ==
+                    Attention::device_bytes(AttentionShape{4, 256, 64, true, 64}, true),
+                "device_bytes: head_dim_v 0 is head_dim");
+  Stream stream;
+  BlasContext blas(stream);
+  bool threw = false;
+  try {
+    Attention bad(blas, AttentionShape{4, 256, 64, true, -1}, false);
+  } catch (const std::invalid_argument&) {
+    threw = true;
+  }
+  test::require(threw, "Attention accepted head_dim_v -1");
 }
 
 void report_timing() {
   Stream stream;
   BlasContext blas(stream);
-  const AttentionShape shape{16, 8192, 128, true};
-  Attention attention(blas, shape, true);
-  TimingPlan plan;
-  plan.repeats = 5;
-  attention.forward();
-  const double f = time_launches(stream, [&] { attention.forward(); }, plan).median;
-  const double b = time_launches(stream, [&] { attention.backward(); }, plan).median;
-  const double flops = 4.0 * shape.batch_heads * static_cast<double>(shape.seq) * shape.seq * shape.head_dim;  // two GEMMs, full (not causal-skipped)
-  std::printf("      unfused attention 16x8192x128 causal: forward %.0f us (%.0f TFLOP/s on the dense GEMMs), backward %.0f us\n", f,
-              flops / (f * 1e-6) / 1e12, b);
+  for (const AttentionShape& shape : {AttentionShape{16, 8192, 128, true}, AttentionShape{16, 8192, 192, true, 128}}) {
+    Attention attention(blas, shape, true);
+    TimingPlan plan;
+    plan.repeats = 5;
+    attention.forward();
+    const double f = time_launches(stream, [&] { attention.forward(); }, plan).median;
+    const double b = time_launches(stream, [&] { attention.backward(); }, plan).median;
+    // The two forward GEMMs, dense (not causal-skipped): QK^T over head_dim, PV over head_dim_v.
+    const double flops =
+        2.0 * shape.batch_heads * static_cast<double>(shape.seq) * shape.seq * (shape.head_dim + shape.value_dim());
+    std::printf("      unfused %s: forward %.0f us (%.0f TFLOP/s on the dense GEMMs), backward %.0f us\n",
+                describe(shape).c_str(), f, flops / (f * 1e-6) / 1e12, b);
+  }
 }
 
 }  // namespace
@@ -128,7 +162,18 @@ int main() {
          check_heads(AttentionShape{2, 256, 128, false});
          check_heads(AttentionShape{2, 1024, 64, true});
        }},
-      {"attention: sampled rows at seq 4096", check_long_rows},
+      {"attention: whole heads with head_dim_v != head_dim (192 / 128 and a wider V)",
+       [] {
+         check_heads(AttentionShape{3, 128, 192, true, 128});
+         check_heads(AttentionShape{2, 256, 192, false, 128});
+         check_heads(AttentionShape{2, 64, 64, true, 96});
+       }},
+      {"attention: device_bytes and the shape check", check_device_bytes},
+      {"attention: sampled rows at seq 4096",
+       [] {
+         check_long_rows(AttentionShape{4, 4096, 128, true});
+         check_long_rows(AttentionShape{4, 4096, 192, true, 128});
+       }},
       {"attention: timing", report_timing},
   });
 }

@@ -1,10 +1,12 @@
 // GPU tests of the element-wise training kernels against their CPU references on seeded random data:
 // SwiGLU forward and backward, RMSNorm forward and backward (d_gamma accumulated by FP32 atomics in
-// no fixed order, so compared with a tolerance), one AdamW step; the vector and the scalar paths,
-// tensors past 2^31 elements (sampled rows and parameters), then their bandwidth against the copy
-// kernel's.
+// no fixed order, so compared with a tolerance), one AdamW step, dropout forward and backward (mask
+// and outputs bit for bit); the vector and the scalar paths, tensors past 2^31 elements (sampled
+// rows, parameters and elements), then their bandwidth against the copy kernel's.
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -198,6 +200,85 @@ void check_adam(std::int64_t n, std::size_t offset, Stream& stream, const std::v
   require_close(compare(got_v, want_v), 1e-6, what + " v");
 }
 
+// Where dropout's tensors start in their buffers: `offset` elements into the BF16 ones (1: unaligned,
+// the scalar path), `mask_offset` bytes into the mask's (BF16 aligned but the mask not: scalar too);
+// `in_place` writes out over in and d_in over d_out.
+struct DropoutLayout {
+  std::size_t offset = 0, mask_offset = 0;
+  bool in_place = false;
+};
+
+// Forward, then backward from the forward's mask; the mask and both outputs compared bit for bit
+// with the reference (a mask has no tolerance, and the reference does the kernel's float math).
+// `sampled` windows of 64 elements are compared (all elements when empty).
+void check_dropout(std::int64_t n, float p, Stream& stream, const DropoutLayout& layout = {},
+                   const std::vector<std::int64_t>& sampled = {}) {
+  const std::string what = "dropout " + std::to_string(n) + " p " + std::to_string(p) +
+                           (layout.offset != 0 ? ", unaligned" : "") +
+                           (layout.mask_offset != 0 ? ", mask unaligned" : "") + (layout.in_place ? ", in place" : "");
+  const std::size_t size = static_cast<std::size_t>(n) + layout.offset;
+  DeviceBuffer<std::uint16_t> in(size), dout(size);
+  DeviceBuffer<std::uint16_t> out(layout.in_place ? 0 : size), din(layout.in_place ? 0 : size);
+  DeviceBuffer<std::uint8_t> mask(static_cast<std::size_t>(n) + layout.mask_offset);
+  fill_random_bf16(in.data(), size, 0xd7 + static_cast<std::uint64_t>(n), 4.0f, stream);
+  fill_random_bf16(dout.data(), size, 0xd8 + static_cast<std::uint64_t>(n), 1.0f, stream);
+  if (!layout.in_place) {
+    out.fill_bytes(kPoisonByte);
+    din.fill_bytes(kPoisonByte);
+  }
+  mask.fill_bytes(kPoisonByte);
+  stream.synchronize();
+  std::vector<std::pair<std::size_t, std::size_t>> windows;  // (first element, count)
+  if (sampled.empty()) windows.emplace_back(0, static_cast<std::size_t>(n));
+  for (const std::int64_t s : sampled) {
+    const std::int64_t first = s + 64 <= n ? s : n - 64;
+    windows.emplace_back(static_cast<std::size_t>(first), 64);
+  }
+  std::vector<std::vector<std::uint16_t>> in_before, dout_before;  // in place, the outputs overwrite them
+  for (const auto& [first, count] : windows) {
+    in_before.push_back(in.download(layout.offset + first, count));
+    dout_before.push_back(dout.download(layout.offset + first, count));
+  }
+  const std::uint64_t seed = 0x5eed0000 + static_cast<std::uint64_t>(n);
+  std::uint16_t* y = (layout.in_place ? in : out).data() + layout.offset;
+  std::uint16_t* dx = (layout.in_place ? dout : din).data() + layout.offset;
+  std::uint8_t* m = mask.data() + layout.mask_offset;
+  dropout_forward(in.data() + layout.offset, n, p, seed, m, y, stream);
+  dropout_backward(dout.data() + layout.offset, m, n, p, dx, stream);
+  stream.synchronize();
+  const DeviceBuffer<std::uint16_t>& y_buf = layout.in_place ? in : out;
+  const DeviceBuffer<std::uint16_t>& dx_buf = layout.in_place ? dout : din;
+  std::size_t kept = 0, compared = 0;
+  for (std::size_t w = 0; w < windows.size(); ++w) {
+    const auto [first, count] = windows[w];
+    std::vector<std::uint8_t> want_mask(count);
+    std::vector<std::uint16_t> want_y(count), want_dx(count);
+    dropout_forward_reference(in_before[w].data(), static_cast<std::int64_t>(count), p, seed, want_mask.data(),
+                              want_y.data(), static_cast<std::int64_t>(first));
+    dropout_backward_reference(dout_before[w].data(), want_mask.data(), static_cast<std::int64_t>(count), p,
+                               want_dx.data());
+    const auto got_mask = mask.download(layout.mask_offset + first, count);
+    const auto got_y = y_buf.download(layout.offset + first, count);
+    const auto got_dx = dx_buf.download(layout.offset + first, count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::string at = what + ": element " + std::to_string(first + i);
+      test::require(got_mask[i] == want_mask[i], at + ": mask " + std::to_string(got_mask[i]) + ", reference " +
+                                                     std::to_string(want_mask[i]));
+      test::require(got_y[i] == want_y[i], at + ": forward bf16 " + std::to_string(got_y[i]) + ", reference " +
+                                               std::to_string(want_y[i]));
+      test::require(got_dx[i] == want_dx[i], at + ": backward bf16 " + std::to_string(got_dx[i]) + ", reference " +
+                                                 std::to_string(want_dx[i]));
+      kept += want_mask[i];
+    }
+    compared += count;
+  }
+  // The reference's statistics are its own test's; this only catches a degenerate seed or p here.
+  if (compared >= 100000) {
+    const double fraction = static_cast<double>(kept) / static_cast<double>(compared);
+    test::require(std::fabs(fraction - (1.0 - p)) < 0.01, what + ": kept fraction " + std::to_string(fraction));
+  }
+}
+
 bool device_memory_at_least(std::size_t bytes) {
   std::size_t free = 0, total = 0;
   MOESIM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
@@ -229,6 +310,13 @@ void check_past_2g() {
   if (device_memory_at_least(static_cast<std::size_t>(params) * 18 + (std::size_t{1} << 30))) {
     const std::vector<std::int64_t> at = {0, (std::int64_t{1} << 31) - 32, params / 2, params - 64};
     for (const std::size_t offset : {std::size_t{0}, std::size_t{1}}) check_adam(params, offset, stream, at);
+  }
+  const std::int64_t elements = (std::int64_t{1} << 31) + 37;  // in, out, d_out, d_in (2 bytes), mask (1)
+  if (device_memory_at_least(static_cast<std::size_t>(elements) * 9 + (std::size_t{1} << 30))) {
+    const std::vector<std::int64_t> at = {0, (std::int64_t{1} << 31) - 32, elements / 2, elements - 64};
+    for (const std::size_t offset : {std::size_t{0}, std::size_t{1}}) {
+      check_dropout(elements, 0.1f, stream, DropoutLayout{offset, offset, false}, at);
+    }
   }
 }
 
@@ -287,6 +375,18 @@ void report_bandwidth() {
     const auto step = [&] { adam_update(master.data(), m.data(), v.data(), grad.data(), weight.data(), n, p, stream); };
     line("adam 2^28 parameters", adam_bytes(n), time_launches(stream, step, plan).median);
   }
+  {
+    // The scores of 16 heads at seq 8192: [16 x 8192 x 8192], what unfused attention drops out.
+    const std::int64_t n = std::int64_t{16} * 8192 * 8192;
+    const auto size = static_cast<std::size_t>(n);
+    DeviceBuffer<std::uint16_t> in(size), out(size);
+    DeviceBuffer<std::uint8_t> mask(size);
+    fill_random_bf16(in.data(), size, 10, 1.0f, stream);
+    const auto forward = [&] { dropout_forward(in.data(), n, 0.1f, 11, mask.data(), out.data(), stream); };
+    const auto backward = [&] { dropout_backward(in.data(), mask.data(), n, 0.1f, out.data(), stream); };
+    line("dropout forward 2^30 elements", dropout_forward_bytes(n), time_launches(stream, forward, plan).median);
+    line("dropout backward 2^30 elements", dropout_backward_bytes(n), time_launches(stream, backward, plan).median);
+  }
 }
 
 }  // namespace
@@ -319,7 +419,27 @@ int main() {
          check_adam(4097, 1, stream);
          check_adam(3, 0, stream);
        }},
-      {"past 2^31 elements: sampled rows and parameters", check_past_2g},
-      {"swiglu, rmsnorm, adam: bandwidth vs copy", report_bandwidth},
+      {"dropout: forward and backward bit for bit, vector path with a tail, scalar paths, in place",
+       [] {
+         Stream stream;
+         check_dropout(1000003, 0.1f, stream);
+         check_dropout(1000003, 0.5f, stream, DropoutLayout{1, 1, false});  // unaligned: scalar
+         check_dropout(4099, 0.25f, stream, DropoutLayout{0, 3, false});    // BF16 aligned, mask not: scalar
+         check_dropout(65536, 0.0f, stream);                                // keeps everything, unscaled
+         check_dropout(100003, 0.1f, stream, DropoutLayout{0, 0, true});
+         check_dropout(7, 0.9f, stream);  // the tail alone
+         dropout_forward(nullptr, 0, 0.1f, 1, nullptr, nullptr, stream);  // nothing to do: no launch
+         for (const float p : {-0.1f, 1.0f, std::nanf("")}) {
+           bool threw = false;
+           try {
+             dropout_forward(nullptr, 8, p, 1, nullptr, nullptr, stream);
+           } catch (const std::invalid_argument&) {
+             threw = true;
+           }
+           test::require(threw, "dropout_forward accepted p " + std::to_string(p));
+         }
+       }},
+      {"past 2^31 elements: sampled rows, parameters and elements", check_past_2g},
+      {"swiglu, rmsnorm, adam, dropout: bandwidth vs copy", report_bandwidth},
   });
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "kernels/numeric.hpp"
@@ -230,35 +231,172 @@ TEST_CASE("softmax rows sum to one, masked columns are zero; the backward sums t
 }
 
 TEST_CASE("attention: rows agree with the whole head; gradients agree with finite differences") {
-  const int seq = 6, dim = 4;
-  const auto q = random_floats(seq * dim, 31, 1.5f), k = random_floats(seq * dim, 32, 1.5f);
-  const auto v = random_floats(seq * dim, 33, 1.0f), dout = random_floats(seq * dim, 34, 1.0f);
-  for (const bool causal : {true, false}) {
-    const AttentionHeadReference ref = attention_head_reference(q.data(), k.data(), v.data(), dout.data(), seq, dim, causal, true);
-    std::vector<double> o(dim), dq(dim);
-    for (int i = 0; i < seq; ++i) {
-      attention_row_reference(q.data(), k.data(), v.data(), dout.data(), seq, dim, causal, i, o.data(), dq.data());
-      for (int d = 0; d < dim; ++d) {
-        CHECK(o[static_cast<std::size_t>(d)] == doctest::Approx(ref.o[static_cast<std::size_t>(i * dim + d)]));
-        CHECK(dq[static_cast<std::size_t>(d)] == doctest::Approx(ref.dq[static_cast<std::size_t>(i * dim + d)]));
+  const int seq = 6;
+  // (head_dim, head_dim_v): the square case, then value heads narrower and wider than the query/key ones.
+  for (const auto& [dim, dim_v] : {std::pair{4, 4}, std::pair{5, 3}, std::pair{2, 7}}) {
+    CAPTURE(dim);
+    CAPTURE(dim_v);
+    const auto n = static_cast<std::size_t>(seq * dim), nv = static_cast<std::size_t>(seq * dim_v);
+    const auto q = random_floats(n, 31, 1.5f), k = random_floats(n, 32, 1.5f);
+    const auto v = random_floats(nv, 33, 1.0f), dout = random_floats(nv, 34, 1.0f);
+    for (const bool causal : {true, false}) {
+      const AttentionHeadReference ref =
+          attention_head_reference(q.data(), k.data(), v.data(), dout.data(), seq, dim, dim_v, causal, true);
+      REQUIRE(ref.o.size() == nv);
+      REQUIRE(ref.dq.size() == n);
+      REQUIRE(ref.dk.size() == n);
+      REQUIRE(ref.dv.size() == nv);
+      std::vector<double> o(static_cast<std::size_t>(dim_v)), dq(static_cast<std::size_t>(dim));
+      for (int i = 0; i < seq; ++i) {
+        attention_row_reference(q.data(), k.data(), v.data(), dout.data(), seq, dim, dim_v, causal, i, o.data(),
+                                dq.data());
+        for (int d = 0; d < dim_v; ++d) {
+          CHECK(o[static_cast<std::size_t>(d)] == doctest::Approx(ref.o[static_cast<std::size_t>(i * dim_v + d)]));
+        }
+        for (int d = 0; d < dim; ++d) {
+          CHECK(dq[static_cast<std::size_t>(d)] == doctest::Approx(ref.dq[static_cast<std::size_t>(i * dim + d)]));
+        }
+      }
+      // L = sum(O * dout): dL/dX by central differences for X = Q, K, V.
+      const auto loss = [&](const std::vector<float>& qq, const std::vector<float>& kk, const std::vector<float>& vv) {
+        const auto r =
+            attention_head_reference(qq.data(), kk.data(), vv.data(), nullptr, seq, dim, dim_v, causal, false);
+        double l = 0;
+        for (std::size_t i = 0; i < r.o.size(); ++i) l += r.o[i] * dout[i];
+        return l;
+      };
+      const float h = 1e-3f;
+      const auto derivative = [&](const std::vector<float>& x, std::size_t i, auto&& loss_of) {
+        auto plus = x, minus = x;
+        plus[i] += h;
+        minus[i] -= h;
+        return (loss_of(plus) - loss_of(minus)) / (static_cast<double>(plus[i]) - minus[i]);
+      };
+      const auto of_q = [&](const std::vector<float>& x) { return loss(x, k, v); };
+      const auto of_k = [&](const std::vector<float>& x) { return loss(q, x, v); };
+      const auto of_v = [&](const std::vector<float>& x) { return loss(q, k, x); };
+      for (const std::size_t i : {std::size_t{0}, std::size_t{9} % n, n - 1}) {
+        CHECK(ref.dq[i] == doctest::Approx(derivative(q, i, of_q)).epsilon(1e-3));
+        CHECK(ref.dk[i] == doctest::Approx(derivative(k, i, of_k)).epsilon(1e-3));
+      }
+      for (const std::size_t i : {std::size_t{0}, std::size_t{9} % nv, nv - 1}) {
+        CHECK(ref.dv[i] == doctest::Approx(derivative(v, i, of_v)).epsilon(1e-3));
       }
     }
-    // L = sum(O * dout): dL/dX by central differences for X = Q, K, V.
-    const auto loss = [&](const std::vector<float>& qq, const std::vector<float>& kk, const std::vector<float>& vv) {
-      const auto r = attention_head_reference(qq.data(), kk.data(), vv.data(), nullptr, seq, dim, causal, false);
-      double l = 0;
-      for (std::size_t i = 0; i < r.o.size(); ++i) l += r.o[i] * dout[i];
-      return l;
-    };
-    const float h = 1e-3f;
-    for (const std::size_t i : {std::size_t{0}, std::size_t{9}, std::size_t{23}}) {
-      auto qp = q, qm = q, kp = k, km = k, vp = v, vm = v;
-      qp[i] += h, qm[i] -= h, kp[i] += h, km[i] -= h, vp[i] += h, vm[i] -= h;
-      const double hq = static_cast<double>(qp[i]) - qm[i], hk = static_cast<double>(kp[i]) - km[i], hv = static_cast<double>(vp[i]) - vm[i];
-      CHECK(ref.dq[i] == doctest::Approx((loss(qp, k, v) - loss(qm, k, v)) / hq).epsilon(1e-3));
-      CHECK(ref.dk[i] == doctest::Approx((loss(q, kp, v) - loss(q, km, v)) / hk).epsilon(1e-3));
-      CHECK(ref.dv[i] == doctest::Approx((loss(q, k, vp) - loss(q, k, vm)) / hv).epsilon(1e-3));
+  }
+}
+
+TEST_CASE("attention: with head_dim_v == head_dim the reference gives the square one's values") {
+  // Fingerprints (sums weighted by random_uniform(75, i)) of O, dQ, dK, dV from the reference as it
+  // was before head_dim_v existed, at seq 5, head_dim 3: causal, then not.
+  const double want[2][4] = {{0.20903125174989709, 0.02521714171231049, 0.064407413429607194, 0.68698870677740265},
+                             {0.6001859617319083, -0.027035361873134465, 0.039074813831443345, 0.25207708517688149}};
+  const int seq = 5, dim = 3;
+  const auto q = random_floats(15, 71, 1.5f), k = random_floats(15, 72, 1.5f);
+  const auto v = random_floats(15, 73, 1.0f), dout = random_floats(15, 74, 1.0f);
+  const auto fingerprint = [](const std::vector<double>& t) {
+    double s = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) s += t[i] * random_uniform(75, i);
+    return s;
+  };
+  for (const bool causal : {true, false}) {
+    CAPTURE(causal);
+    const auto r = attention_head_reference(q.data(), k.data(), v.data(), dout.data(), seq, dim, dim, causal, true);
+    const double(&w)[4] = want[causal ? 0 : 1];
+    CHECK(fingerprint(r.o) == doctest::Approx(w[0]).epsilon(1e-12));
+    CHECK(fingerprint(r.dq) == doctest::Approx(w[1]).epsilon(1e-12));
+    CHECK(fingerprint(r.dk) == doctest::Approx(w[2]).epsilon(1e-12));
+    CHECK(fingerprint(r.dv) == doctest::Approx(w[3]).epsilon(1e-12));
+    // The overload without head_dim_v is the same call.
+    const auto square = attention_head_reference(q.data(), k.data(), v.data(), dout.data(), seq, dim, causal, true);
+    CHECK(square.o == r.o);
+    CHECK(square.dq == r.dq);
+    CHECK(square.dk == r.dk);
+    CHECK(square.dv == r.dv);
+    std::vector<double> o(3), dq(3), o_sq(3), dq_sq(3);
+    attention_row_reference(q.data(), k.data(), v.data(), dout.data(), seq, dim, dim, causal, 2, o.data(), dq.data());
+    attention_row_reference(q.data(), k.data(), v.data(), dout.data(), seq, dim, causal, 2, o_sq.data(), dq_sq.data());
+    CHECK(o == o_sq);
+    CHECK(dq == dq_sq);
+  }
+}
+
+TEST_CASE("attention: value columns are independent; O, dV split by column and dQ, dK sum over columns") {
+  // O = P V and dV = P^T dO act on each column of V and dO alone; dP = dO V^T (hence dS, dQ, dK) is
+  // linear in the pairs of columns: the reference with head_dim_v = 3 equals three with head_dim_v = 1.
+  const int seq = 7, dim = 4, dim_v = 3;
+  const auto n = static_cast<std::size_t>(seq * dim);
+  const auto q = random_floats(n, 91, 1.5f), k = random_floats(n, 92, 1.5f);
+  const auto v = random_floats(static_cast<std::size_t>(seq * dim_v), 93, 1.0f);
+  const auto dout = random_floats(static_cast<std::size_t>(seq * dim_v), 94, 1.0f);
+  for (const bool causal : {true, false}) {
+    CAPTURE(causal);
+    const auto whole =
+        attention_head_reference(q.data(), k.data(), v.data(), dout.data(), seq, dim, dim_v, causal, true);
+    std::vector<double> dq(n, 0.0), dk(n, 0.0);
+    for (int c = 0; c < dim_v; ++c) {
+      std::vector<float> vc(static_cast<std::size_t>(seq)), dc(static_cast<std::size_t>(seq));
+      for (int j = 0; j < seq; ++j) {
+        vc[static_cast<std::size_t>(j)] = v[static_cast<std::size_t>(j * dim_v + c)];
+        dc[static_cast<std::size_t>(j)] = dout[static_cast<std::size_t>(j * dim_v + c)];
+      }
+      const auto col = attention_head_reference(q.data(), k.data(), vc.data(), dc.data(), seq, dim, 1, causal, true);
+      for (int j = 0; j < seq; ++j) {
+        const auto at = static_cast<std::size_t>(j * dim_v + c);
+        CHECK(col.o[static_cast<std::size_t>(j)] == doctest::Approx(whole.o[at]).epsilon(1e-12));
+        CHECK(col.dv[static_cast<std::size_t>(j)] == doctest::Approx(whole.dv[at]).epsilon(1e-12));
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        dq[i] += col.dq[i];
+        dk[i] += col.dk[i];
+      }
     }
+    for (std::size_t i = 0; i < n; ++i) {
+      CHECK(dq[i] == doctest::Approx(whole.dq[i]).epsilon(1e-12));
+      CHECK(dk[i] == doctest::Approx(whole.dk[i]).epsilon(1e-12));
+    }
+  }
+}
+
+TEST_CASE("attention: a hand case with value head dimension 1") {
+  // head_dim 2, head_dim_v 1, seq 3. Every key row is (0.5, 0.5), so a query's scores are equal
+  // and P is uniform over the visible keys: 1/3 each, or 1/(i+1) under the causal mask. With
+  // V = (1, 2, 3) and dO = (1, 2, 3): O_i is the mean of the visible V, dV_j = sum_i P_ij dO_i,
+  // dS_ij = P_ij dO_i (V_j - O_i), dQ = dS K / sqrt(2) = 0 (dS's rows sum to 0, K's rows are equal),
+  // dK_j = sum_i dS_ij Q_i / sqrt(2) with Q = ((1, 0), (0, 1), (1, 1)). The scale is 1/sqrt(head_dim),
+  // not 1/sqrt(head_dim_v) = 1.
+  const std::vector<float> q = {1, 0, 0, 1, 1, 1}, k = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
+  const std::vector<float> v = {1, 2, 3}, dout = {1, 2, 3};
+  const double r = 1.0 / std::sqrt(2.0);
+  // Not causal: O = 2 everywhere, dV_j = (1 + 2 + 3) / 3 = 2, dS_ij = dO_i (V_j - 2) / 3, so
+  // dK_j = (V_j - 2) / 3 * sum_i dO_i Q_i / sqrt(2) = (V_j - 2) / 3 * (4, 5) / sqrt(2).
+  // Causal: O = (1, 1.5, 2), dV = (1 + 1 + 1, 1 + 1, 1) = (3, 2, 1), dS rows (0), (-0.5, 0.5),
+  // (-1, 0, 1), so dK = ((-1, -1.5), (0, 0.5), (1, 1)) / sqrt(2).
+  const std::vector<double> want_o[2] = {{2, 2, 2}, {1, 1.5, 2}};
+  const std::vector<double> want_dv[2] = {{2, 2, 2}, {3, 2, 1}};
+  const std::vector<double> want_dk[2] = {{-4 * r / 3, -5 * r / 3, 0, 0, 4 * r / 3, 5 * r / 3},
+                                          {-r, -1.5 * r, 0, 0.5 * r, r, r}};
+  for (const bool causal : {false, true}) {
+    CAPTURE(causal);
+    const int c = causal ? 1 : 0;
+    const auto ref = attention_head_reference(q.data(), k.data(), v.data(), dout.data(), 3, 2, 1, causal, true);
+    REQUIRE(ref.o.size() == 3);
+    REQUIRE(ref.dv.size() == 3);
+    REQUIRE(ref.dq.size() == 6);
+    REQUIRE(ref.dk.size() == 6);
+    for (std::size_t i = 0; i < 3; ++i) {
+      CHECK(ref.o[i] == doctest::Approx(want_o[c][i]).epsilon(1e-12));
+      CHECK(ref.dv[i] == doctest::Approx(want_dv[c][i]).epsilon(1e-12));
+    }
+    for (std::size_t i = 0; i < 6; ++i) {
+      CHECK(ref.dq[i] == doctest::Approx(0.0).epsilon(1e-12));
+      CHECK(ref.dk[i] == doctest::Approx(want_dk[c][i]).epsilon(1e-12));
+    }
+    double o_row = 0, dq_row[2] = {1, 1};
+    attention_row_reference(q.data(), k.data(), v.data(), dout.data(), 3, 2, 1, causal, 1, &o_row, dq_row);
+    CHECK(o_row == doctest::Approx(want_o[c][1]).epsilon(1e-12));
+    CHECK(dq_row[0] == doctest::Approx(0.0).epsilon(1e-12));
+    CHECK(dq_row[1] == doctest::Approx(0.0).epsilon(1e-12));
   }
 }
 
@@ -450,4 +588,101 @@ TEST_CASE("adam: one step on known scalars equals the hand-computed value") {
   CHECK(ps[1] == -2.25f);
   CHECK(ws[1] == float_to_bf16(-2.25f));
   CHECK(ms[0] == 0.0f);
+}
+
+namespace {
+
+// Non-zero BF16 values in [-4, 4): a kept element is then never 0, so out tells kept from dropped.
+std::vector<std::uint16_t> nonzero_bf16(std::size_t n, std::uint64_t seed) {
+  std::vector<std::uint16_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i] = float_to_bf16(4.0f * random_uniform(seed, i));
+    if (bf16_to_float(v[i]) == 0.0f) v[i] = float_to_bf16(1.0f);
+  }
+  return v;
+}
+
+// Whether bf16 `got` is a nearest BF16 value to `exact`: neither neighbouring code (the bit pattern
+// +-1, same sign, for a finite non-zero value) is closer.
+bool nearest_bf16(std::uint16_t got, double exact) {
+  const double d = std::fabs(static_cast<double>(bf16_to_float(got)) - exact);
+  const auto down = static_cast<std::uint16_t>(got - 1), up = static_cast<std::uint16_t>(got + 1);
+  return d <= std::fabs(static_cast<double>(bf16_to_float(down)) - exact) &&
+         d <= std::fabs(static_cast<double>(bf16_to_float(up)) - exact);
+}
+
+}  // namespace
+
+TEST_CASE("dropout: the kept fraction is 1 - p; kept values are scaled by 1/(1-p) in BF16 rounding, dropped are +0") {
+  const std::size_t n = 1000000;
+  const auto in = nonzero_bf16(n, 81);
+  std::vector<std::uint8_t> mask(n);
+  std::vector<std::uint16_t> out(n);
+  for (const float p : {0.0f, 0.1f, 0.25f, 0.5f}) {
+    CAPTURE(p);
+    dropout_forward_reference(in.data(), static_cast<std::int64_t>(n), p, 82, mask.data(), out.data());
+    std::size_t kept = 0, kept_pairs = 0, bad_mask = 0, bad_kept = 0, bad_dropped = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      bad_mask += mask[i] > 1;
+      kept += mask[i];
+      if (i > 0) kept_pairs += mask[i] & mask[i - 1];
+      if (mask[i] == 0) {
+        bad_dropped += out[i] != 0;  // +0: the sign bit clear too
+        continue;
+      }
+      const double x = bf16_to_float(in[i]);
+      const double exact = x / (1.0 - static_cast<double>(p));
+      bad_kept += !nearest_bf16(out[i], exact);
+      if (p == 0.5f) bad_kept += out[i] != float_to_bf16(static_cast<float>(2 * x));  // exact: x * 2
+    }
+    CHECK(bad_mask == 0);
+    CHECK(bad_kept == 0);
+    CHECK(bad_dropped == 0);
+    const double q = 1.0 - static_cast<double>(p);
+    // 1e6 draws: a standard deviation of sqrt(p q / n) <= 5e-4, so 0.5 % of q is > 5 sigma for these p.
+    CHECK(std::fabs(static_cast<double>(kept) / static_cast<double>(n) - q) <= 0.005 * q);
+    // Neighbours are independent: both kept with probability q^2.
+    CHECK(std::fabs(static_cast<double>(kept_pairs) / static_cast<double>(n - 1) - q * q) <= 0.01 * q * q);
+  }
+  // Another seed, another mask; the same seed, the same one.
+  std::vector<std::uint8_t> mask2(n), mask3(n);
+  std::vector<std::uint16_t> out2(n);
+  dropout_forward_reference(in.data(), static_cast<std::int64_t>(n), 0.5f, 83, mask2.data(), out2.data());
+  dropout_forward_reference(in.data(), static_cast<std::int64_t>(n), 0.5f, 82, mask3.data(), out2.data());
+  CHECK(mask2 != mask);
+  CHECK(mask3 == mask);
+}
+
+TEST_CASE("dropout: the backward applies the forward's mask to d_out; a window regenerates its own mask") {
+  const std::int64_t n = 10007;
+  const auto un = static_cast<std::size_t>(n);
+  const auto in = nonzero_bf16(un, 84), dout = nonzero_bf16(un, 85);
+  for (const float p : {0.0f, 0.1f, 0.3f}) {
+    CAPTURE(p);
+    std::vector<std::uint8_t> mask(un), mask_d(un);
+    std::vector<std::uint16_t> out(un), din(un), want(un);
+    dropout_forward_reference(in.data(), n, p, 86, mask.data(), out.data());
+    dropout_backward_reference(dout.data(), mask.data(), n, p, din.data());
+    // The forward of d_out with the same seed draws the same mask, so it is the backward.
+    dropout_forward_reference(dout.data(), n, p, 86, mask_d.data(), want.data());
+    CHECK(mask_d == mask);
+    CHECK(din == want);
+    // A hand mask: the backward follows the mask it is given, not the seed's.
+    std::vector<std::uint8_t> alternate(un);
+    for (std::size_t i = 0; i < un; ++i) alternate[i] = static_cast<std::uint8_t>(i % 2);
+    dropout_backward_reference(dout.data(), alternate.data(), n, p, din.data());
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < un; ++i) {
+      const double exact = bf16_to_float(dout[i]) / (1.0 - static_cast<double>(p));
+      bad += i % 2 == 0 ? din[i] != 0 : !nearest_bf16(din[i], exact);
+    }
+    CHECK(bad == 0);
+    // Elements [first, first + 100) on their own equal the whole tensor's.
+    const std::int64_t first = 4321;
+    std::vector<std::uint8_t> wmask(100);
+    std::vector<std::uint16_t> wout(100);
+    dropout_forward_reference(in.data() + first, 100, p, 86, wmask.data(), wout.data(), first);
+    CHECK(std::equal(wmask.begin(), wmask.end(), mask.begin() + first));
+    CHECK(std::equal(wout.begin(), wout.end(), out.begin() + first));
+  }
 }

@@ -22,8 +22,9 @@ constexpr std::int64_t kMaxDim = std::int64_t{1} << 20;
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 24;
 const std::vector<std::string> kPrecisions{"bf16", "fp8", "mxfp8", "nvfp4"};
 const std::vector<std::string> kRecompute{"none", "selective", "full"};
-/// Megatron --recompute-modules the runner replays (no MLA: no mla_up_proj).
-const std::vector<std::string> kModules{"core_attn", "moe_act", "layernorm", "mlp", "moe", "shared_experts"};
+/// Megatron --recompute-modules (the runner refuses those it cannot replay).
+const std::vector<std::string> kModules{"core_attn", "moe_act", "layernorm", "mlp", "moe", "shared_experts",
+                                        "mla_up_proj"};
 
 const Json& array_at(const Json& v, const std::string& path, std::int64_t size, const std::string& rule) {
   if (!v.is_array()) {
@@ -118,7 +119,8 @@ ValidationWorkload parse(const Json& j) {
   const ObjectReader r(j, "",
                        {"schema", "scenario", "gpu", "precision", "recompute", "recompute_modules", "attention",
                         "gpus", "tp", "ep", "dp", "layers", "microbatches", "steps", "warmup", "micro_batch", "seq",
-                        "tokens_per_rank", "hidden", "heads", "kv_heads", "head_dim", "gated", "moe", "ffn",
+                        "tokens_per_rank", "hidden", "heads", "kv_heads", "head_dim", "q_lora_rank",
+                        "kv_lora_rank", "qk_rope_head_dim", "v_head_dim", "gated", "moe", "ffn",
                         "experts", "topk", "expert_ffn", "shared_ffn", "router_scoring", "seed", "routed_copies"});
   const std::string schema = r.require_string("schema");
   if (schema != "moesim.validation-workload/1") {
@@ -165,6 +167,21 @@ ValidationWorkload parse(const Json& j) {
                      "divisors of " + std::to_string(w.heads));
   }
   w.head_dim = r.require_int("head_dim", {1, 1024});
+  w.kv_lora_rank = r.require_int("kv_lora_rank", {0, kMaxDim});
+  if (w.kv_lora_rank > 0) {
+    if (w.kv_heads != w.heads) {
+      throw InputError("/kv_heads", std::to_string(w.kv_heads),
+                       "multi-latent attention (kv_lora_rank > 0) gives every head its own key and value",
+                       std::to_string(w.heads));
+    }
+    w.q_lora_rank = r.require_int("q_lora_rank", {0, kMaxDim});
+    w.qk_rope_head_dim = r.require_int("qk_rope_head_dim", {0, w.head_dim - 1});
+    w.v_head_dim = r.require_int("v_head_dim", {1, 1024});
+  } else {
+    for (const char* key : {"q_lora_rank", "qk_rope_head_dim", "v_head_dim"}) {
+      (void)require_zero(r, key, "multi-latent attention fields need kv_lora_rank > 0");
+    }
+  }
   w.gated = r.require_bool("gated");
   w.moe = r.require_bool("moe");
   if (w.moe) {

@@ -24,6 +24,11 @@ struct ValidationWorkload {
   std::int64_t micro_batch = 1, seq = 0;
   std::int64_t tokens_per_rank = 0;  ///< tokens one rank routes per micro-batch (micro_batch × seq / tp with SP)
   std::int64_t hidden = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  /// Multi-latent attention (DeepSeek-V2/V3) when kv_lora_rank > 0: q through a q_lora_rank latent (or
+  /// directly when 0), k and v from a kv_lora_rank latent plus one shared rotary key of
+  /// qk_rope_head_dim; head_dim is then the query/key head dim (non-rotary + rotary), v_head_dim the
+  /// value's, and kv_heads = heads. All 0 for multi-head / grouped-query attention.
+  std::int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_rope_head_dim = 0, v_head_dim = 0;
   bool gated = true;          ///< SwiGLU/GeGLU MLPs: fc1 produces 2 × ffn features
   bool moe = false;           ///< MoE layers (routed experts + optional shared expert); else dense MLPs
   std::int64_t ffn = 0;       ///< dense MLP intermediate size (dense layers)

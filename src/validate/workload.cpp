@@ -31,12 +31,6 @@ void check_runnable(const Scenario& s) {
     }
   }
   const model::ModelSpec& m = s.model;
-  if (m.multi_latent_attention) {
-    throw InputError("/model/multi_latent_attention",
-                     fmt::format("kv_lora_rank {}", m.multi_latent_attention->kv_lora_rank),
-                     "the proxy runner has no multi-latent attention yet",
-                     "a model with multi-head or grouped-query attention (--predict still predicts this one)");
-  }
   for (std::int64_t l = 0; l < m.num_layers; ++l) {
     if (m.attention_span(l, s.training.seq_length) != s.training.seq_length) {
       throw InputError("/model/sliding_window", std::to_string(m.sliding_window),
@@ -92,12 +86,12 @@ void check_runnable(const Scenario& s) {
   }
 }
 
-/// The recomputed modules the runner replays. The proxy has no MLA, so mla_up_proj replays nothing.
+/// The recomputed modules of a selective recompute, once each (the runner refuses those it cannot replay).
 std::vector<std::string> recomputed_modules(const RecomputeSpec& r) {
   std::vector<std::string> out;
   if (r.granularity != RecomputeGranularity::kSelective) return out;
   for (const std::string& module : r.modules) {
-    if (module != "mla_up_proj" && std::find(out.begin(), out.end(), module) == out.end()) out.push_back(module);
+    if (std::find(out.begin(), out.end(), module) == out.end()) out.push_back(module);
   }
   return out;
 }
@@ -217,6 +211,15 @@ ValidationWorkload make_workload(const ProxyPlan& plan, std::int64_t steps, std:
   w.heads = m.num_attention_heads;
   w.kv_heads = m.num_query_groups;
   w.head_dim = m.kv_channels;
+  if (m.multi_latent_attention) {
+    const model::MlaSpec& mla = *m.multi_latent_attention;
+    w.kv_heads = m.num_attention_heads;
+    w.head_dim = mla.qk_head_dim + mla.qk_pos_emb_head_dim;
+    w.q_lora_rank = mla.q_lora_rank;
+    w.kv_lora_rank = mla.kv_lora_rank;
+    w.qk_rope_head_dim = mla.qk_pos_emb_head_dim;
+    w.v_head_dim = mla.v_head_dim;
+  }
   w.gated = m.gated_linear_unit;
   w.moe = m.is_moe();
   // The cost model prices a softmax top-k router (estimate/layer_cost: router_topk).

@@ -92,6 +92,10 @@ void check_same(const ValidationWorkload& a, const ValidationWorkload& b) {
   CHECK(a.heads == b.heads);
   CHECK(a.kv_heads == b.kv_heads);
   CHECK(a.head_dim == b.head_dim);
+  CHECK(a.q_lora_rank == b.q_lora_rank);
+  CHECK(a.kv_lora_rank == b.kv_lora_rank);
+  CHECK(a.qk_rope_head_dim == b.qk_rope_head_dim);
+  CHECK(a.v_head_dim == b.v_head_dim);
   CHECK(a.gated == b.gated);
   CHECK(a.moe == b.moe);
   CHECK(a.ffn == b.ffn);
@@ -131,6 +135,33 @@ TEST_CASE("validation workload: writer -> loader round trip, by hand and from a 
   const std::string dense_text = report::validation_workload_to_json_text(dense);
   CHECK(dense_text.find("\"routed_copies\": []") != std::string::npos);
   check_same(config::load_validation_workload(write("dense.json", dense_text)), dense);
+
+  ValidationWorkload mla = small();
+  mla.kv_heads = mla.heads;
+  mla.q_lora_rank = 48;
+  mla.kv_lora_rank = 32;
+  mla.qk_rope_head_dim = 8;
+  mla.v_head_dim = 12;
+  check_same(config::load_validation_workload(write("mla.json", report::validation_workload_to_json_text(mla))), mla);
+}
+
+TEST_CASE("validation workload: multi-latent attention fields are checked") {
+  ValidationWorkload mla = small();
+  mla.kv_heads = mla.heads;
+  mla.kv_lora_rank = 32;
+  mla.qk_rope_head_dim = 8;
+  mla.v_head_dim = 12;
+  const std::string good = report::validation_workload_to_json_text(mla);
+  const std::string gqa = replaced(good, "\"kv_heads\": 4", "\"kv_heads\": 2");
+  CHECK_THROWS_WITH_AS((void)config::load_validation_workload(write("mla-gqa.json", gqa)),
+                       doctest::Contains("gives every head its own key and value"), InputError);
+  const std::string rope = replaced(good, "\"qk_rope_head_dim\": 8", "\"qk_rope_head_dim\": 16");
+  CHECK_THROWS_WITH_AS((void)config::load_validation_workload(write("mla-rope.json", rope)),
+                       doctest::Contains("/qk_rope_head_dim"), InputError);
+  const std::string stray = replaced(report::validation_workload_to_json_text(small()), "\"v_head_dim\": 0",
+                                     "\"v_head_dim\": 64");
+  CHECK_THROWS_WITH_AS((void)config::load_validation_workload(write("mla-stray.json", stray)),
+                       doctest::Contains("need kv_lora_rank > 0"), InputError);
 }
 
 TEST_CASE("validation workload: malformed files are refused with the file, path, value and rule") {
@@ -155,7 +186,7 @@ TEST_CASE("validation workload: malformed files are refused with the file, path,
   refused("sources.json", replaced(good, "[4,2,1,1],\n        [0,4,3,1]", "[4,2,1,1]"), "one row per source");
   refused("layers.json", replaced(good, "\"layers\": 1", "\"layers\": 2"), "one entry per layer");
   refused("precision.json", replaced(good, "\"fp8\"", "\"fp16\""), "/precision");
-  refused("modules.json", replaced(good, "\"moe_act\"", "\"mla_up_proj\""), "/recompute_modules/1");
+  refused("modules.json", replaced(good, "\"moe_act\"", "\"attention\""), "/recompute_modules/1");
   refused("no-modules.json", replaced(good, R"(["core_attn","moe_act"])", "[]"),
           "selective recompute needs the modules");
   refused("dp.json", replaced(good, "\"dp\": 2", "\"dp\": 1"), "gpus = tp × dp");

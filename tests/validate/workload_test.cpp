@@ -222,10 +222,16 @@ TEST_CASE("workload: what the runner cannot run is refused with the scenario pat
   validate::ProxyPlan fp16 = plan;
   fp16.scenario.precision = Precision::kFp16;
   CHECK_THROWS_WITH_AS((void)validate::make_workload(fp16, 20, 5), doctest::Contains("/precision"), InputError);
+  // Multi-latent attention runs: every head gets its own key and value, head_dim is the q/k one.
   validate::ProxyPlan mla = plan;
   mla.scenario.model.multi_latent_attention = model::MlaSpec{1536, 512, 128, 64, 128};
-  CHECK_THROWS_WITH_AS((void)validate::make_workload(mla, 20, 5),
-                       doctest::Contains("/model/multi_latent_attention"), InputError);
+  const ValidationWorkload m = validate::make_workload(mla, 20, 5);
+  CHECK(m.kv_lora_rank == 512);
+  CHECK(m.q_lora_rank == 1536);
+  CHECK(m.qk_rope_head_dim == 64);
+  CHECK(m.v_head_dim == 128);
+  CHECK(m.head_dim == 128 + 64);
+  CHECK(m.kv_heads == m.heads);
   validate::ProxyPlan window = plan;
   window.scenario.model.sliding_window = 1024;
   CHECK_THROWS_WITH_AS((void)validate::make_workload(window, 20, 5), doctest::Contains("/model/sliding_window"),
