@@ -157,7 +157,7 @@ ProxyRank::ProxyRank(const ValidationWorkload& w, std::int64_t rank, RankComms c
     s->rstd2 = DeviceBuffer<float>(count(t));
     s->ln1 = Buffer16(count(t, h));
     s->qkv = Buffer16(count(t, qkv));
-    s->ctx = Buffer16(count(t, widths.v));
+    s->ctx = Buffer16(count(t, widths.out));
     if (widths.mla) {
       s->q_latent = Buffer16(count(t, w.q_lora_rank));
       s->q_latent_norm = Buffer16(count(t, w.q_lora_rank));
@@ -199,7 +199,7 @@ ProxyRank::ProxyRank(const ValidationWorkload& w, std::int64_t rank, RankComms c
   }
   const std::int64_t rows_max = std::max({t, rows_, received_max});
   for (auto& b : scratch_rows_) b = random_bf16(count(rows_max, h), seed + 5000, 1.0f, st);
-  const std::int64_t wide = std::max({t * qkv, t * widths.v, received_max * gate * w.expert_ffn, t * gate * w.shared_ffn,
+  const std::int64_t wide = std::max({t * qkv, t * widths.out, received_max * gate * w.expert_ffn, t * gate * w.shared_ffn,
                                       t * gate * w.ffn, t * w.experts});
   for (auto& b : scratch_wide_) b = random_bf16(count(wide), seed + 6000, 1.0f, st);
   for (auto& b : grad_io_) b = random_bf16(count(t, h), seed + 7000, 1.0f, st);
@@ -219,11 +219,16 @@ float* ProxyRank::grad(std::int64_t layer, std::int64_t offset) { return grads_[
 void ProxyRank::gemm(GemmLayout layout, std::int64_t m, std::int64_t n, std::int64_t k, const void* x, const void* w,
                      void* y, bool accumulate) {
   if (m <= 0 || n <= 0 || k <= 0) return;  // an expert without tokens: nothing to compute
-  const auto key = std::make_tuple(static_cast<int>(layout), m, n, k, accumulate);
+  // The alignment the plan promises cuBLASLt must hold for these pointers (an expert's rows start
+  // at row offsets): the largest power of two up to 256 dividing all three addresses.
+  const auto bits = reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(w) |
+                    reinterpret_cast<std::uintptr_t>(y) | std::uintptr_t{256};
+  const auto alignment = static_cast<unsigned>(bits & (~bits + 1));
+  const auto key = std::make_tuple(static_cast<int>(layout), m, n, k, accumulate, alignment);
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     auto plan = std::make_unique<kernels::LtMatmul>(blas_.lt(), kernels::GemmPrecision::kBf16, kernels::GemmShape{m, n, k},
-                                                    blas_.workspace_bytes(), 1, 256, layout, accumulate);
+                                                    blas_.workspace_bytes(), 1, alignment, layout, accumulate);
     if (!plan->supported()) {
       throw std::runtime_error("cuBLASLt has no algorithm for the proxy GEMM " + std::to_string(m) + "x" + std::to_string(n) +
                                "x" + std::to_string(k) + ": " + plan->unsupported_reason());
@@ -309,7 +314,7 @@ void ProxyRank::attention_forward(std::int64_t layer, Saved& s, PhaseClock* cloc
          s.qkv.data() + count(t, a.q));
   }
   core_forward(s);
-  gemm(GemmLayout::kForward, t, h, a.v, s.ctx.data(), weight(layer, o.proj), s.x_mid.data());
+  gemm(GemmLayout::kForward, t, h, a.out, s.ctx.data(), weight(layer, o.proj), s.x_mid.data());
   if (clock) clock->mark("attention");
 }
 
@@ -488,8 +493,8 @@ void ProxyRank::attention_backward(std::int64_t layer, Saved& s, const std::uint
   const AttentionWidths a = attention_widths(w_);
   const std::int64_t t = w_.tokens_per_rank, h = w_.hidden;
   cudaStream_t st = stream_.get();
-  gemm(GemmLayout::kDgrad, t, a.v, h, d_out, weight(layer, o.proj), scratch_wide_[1].data());
-  gemm(GemmLayout::kWgrad, h, a.v, t, d_out, s.ctx.data(), grad(layer, o.proj), true);
+  gemm(GemmLayout::kDgrad, t, a.out, h, d_out, weight(layer, o.proj), scratch_wide_[1].data());
+  gemm(GemmLayout::kWgrad, h, a.out, t, d_out, s.ctx.data(), grad(layer, o.proj), true);
   core_backward(s);
   std::uint16_t* d_qkv = scratch_wide_[0].data();  // the core's input gradients, laid out as the forward's q|k|v
   if (!a.mla) {

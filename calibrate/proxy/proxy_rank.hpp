@@ -81,7 +81,9 @@ class ProxyRank {
   std::int64_t rows_ = 0;  ///< tokens × topk routed by this rank per micro-batch
   kernels::Stream stream_;
   kernels::BlasContext blas_;
-  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, bool>, std::unique_ptr<kernels::LtMatmul>> plans_;
+  /// cuBLASLt plans by (layout, m, n, k, FP32 accumulate, pointer alignment).
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, bool, unsigned>, std::unique_ptr<kernels::LtMatmul>>
+      plans_;
   std::vector<std::vector<RoutingPlan>> routing_;  ///< [layer][micro-batch]
   std::vector<std::vector<std::unique_ptr<Device>>> maps_;
   // Model state, one contiguous range per layer: dense parameters first, then the local experts'.

@@ -32,10 +32,13 @@ struct GroupIds {
   std::vector<ncclUniqueId> ids;  ///< one per group
 };
 
-GroupIds make_ids(std::int64_t groups) {
+/// `groups` ids for groups of `size` ranks; none needed (and no NCCL bootstrap started) for size 1.
+GroupIds make_ids(std::int64_t groups, std::int64_t size) {
   GroupIds g;
   g.ids.resize(static_cast<std::size_t>(groups));
-  for (auto& id : g.ids) MOESIM_NCCL_CHECK(ncclGetUniqueId(&id));
+  if (size > 1) {
+    for (auto& id : g.ids) MOESIM_NCCL_CHECK(ncclGetUniqueId(&id));
+  }
   return g;
 }
 
@@ -55,7 +58,7 @@ MeasuredRun run_workload(const ValidationWorkload& w, const std::function<void(c
   }
   const std::int64_t gpus = w.gpus, ep = w.ep, expert_dp = w.gpus / w.ep;
   // EP groups are consecutive ranks; expert-DP groups the ranks with the same EP index.
-  const GroupIds ep_ids = make_ids(gpus / ep), dp_ids = make_ids(1), edp_ids = make_ids(ep);
+  const GroupIds ep_ids = make_ids(gpus / ep, ep), dp_ids = make_ids(1, gpus), edp_ids = make_ids(ep, expert_dp);
 
   MeasuredRun run;
   run.gpus = gpus;

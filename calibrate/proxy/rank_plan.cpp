@@ -24,6 +24,7 @@ AttentionWidths attention_widths(const ValidationWorkload& w) {
     a.k = w.kv_heads * w.head_dim;
     a.v = a.k;
   }
+  a.out = w.heads * (a.mla ? w.v_head_dim : w.head_dim);
   return a;
 }
 
@@ -43,11 +44,10 @@ LayerParams layer_params(const ValidationWorkload& w) {
     p.kv_down = a.kv_down * h;
     p.kv_norm = w.kv_lora_rank;
     p.kv_up = a.kv_up * w.kv_lora_rank;
-    p.proj = h * a.v;
   } else {
     p.qkv = a.qkv() * h;
-    p.proj = h * a.q;
   }
+  p.proj = h * a.out;
   p.gamma2 = h;
   if (w.moe) {
     p.router = w.experts * h;

@@ -36,7 +36,8 @@ struct AttentionWidths {
   bool mla = false;
   std::int64_t q = 0;        ///< heads × query/key head dim
   std::int64_t k = 0;        ///< key heads × head dim (GQA: kv_heads; MLA: every head)
-  std::int64_t v = 0;        ///< value heads × value head dim: the core's output, the output projection's input
+  std::int64_t v = 0;        ///< value heads × value head dim (GQA: kv_heads; MLA: every head)
+  std::int64_t out = 0;      ///< heads × value head dim: the core's output, the output projection's input
   std::int64_t kv_down = 0;  ///< MLA: kv latent + the shared rotary key
   std::int64_t kv_up = 0;    ///< MLA: heads × (non-rotary key dim + value dim)
   [[nodiscard]] std::int64_t qkv() const { return q + k + v; }

@@ -45,6 +45,11 @@ TEST_CASE("layer parameters: attention with GQA, gated experts and a shared expe
   const LayerParams p = layer_params(small_moe());
   CHECK(p.qkv == (16 + 2 * 8) * 16);  // q = 4 heads x 4, k and v = 2 groups x 4
   CHECK(p.proj == 16 * 16);
+  const AttentionWidths a = attention_widths(small_moe());
+  CHECK(a.q == 16);
+  CHECK(a.k == 8);
+  CHECK(a.v == 8);
+  CHECK(a.out == 16);  // the core's output has every query head's values: the projection's input
   CHECK(p.router == 4 * 16);
   CHECK(p.shared_fc1 == 2 * 6 * 16);
   CHECK(p.shared_fc2 == 16 * 6);
@@ -132,6 +137,7 @@ TEST_CASE("layer parameters: multi-latent attention (DeepSeek-V3's shapes)") {
   CHECK(a.mla);
   CHECK(a.q == 128 * 192);
   CHECK(a.v == 128 * 128);
+  CHECK(a.out == 128 * 128);
   CHECK(a.kv_down == 512 + 64);
   CHECK(a.kv_up == 128 * (128 + 128));
   const LayerParams p = layer_params(w);

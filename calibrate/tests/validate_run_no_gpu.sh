@@ -13,6 +13,12 @@ fi
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
 "$moesim" validate mixtral-8x7b-h100-64 --gpus 1 --layers 1 --workload "$dir/workload.json" >/dev/null || {
   echo "FAIL: moesim validate --workload did not write the workload"; exit 1; }
+# The smoke scenarios device_check.sh runs under compute-sanitizer must keep producing workloads.
+here=$(dirname "$0")
+for smoke in gqa mla; do
+  "$moesim" validate "$here/smoke/$smoke-h200.json" --gpus 1 --steps 1 --warmup 1 --workload "$dir/smoke-$smoke.json" \
+    >/dev/null || { echo "FAIL: no workload from smoke/$smoke-h200.json"; exit 1; }
+done
 err=$("$runner" --workload "$dir/workload.json" --out "$dir/measured.json" 2>&1 >/dev/null)
 rc=$?
 if [ "$rc" -ne 2 ]; then echo "FAIL: exit code $rc, expected 2 (stderr: $err)"; exit 1; fi
