@@ -17,8 +17,9 @@
 #   run(command="bash calibrate/device_check.sh", carry=[".deps/debs"], timeout_s=600)
 # Elsewhere: OUT=/some/folder bash calibrate/device_check.sh
 # DEVICE_CHECK_CONFIGURE_ONLY=1 stops after the configure step (to check the flags without a GPU).
-# Exit status: 0 when the build, every GPU test and the calibration succeeded; 1 otherwise (the
-# later steps still run, so one call brings back everything there is).
+# Exit status: 0 when the build, every GPU test, the calibration, the smoke runs and the three
+# validations (within their bounds) succeeded; 1 otherwise (the later steps still run, so one call
+# brings back everything there is).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-out}
@@ -207,8 +208,9 @@ PY
     --json "$OUT/validation-$name.json" --html "$OUT/validation-$name.html" > "$OUT/validation-$name.log" 2>&1
   rc=$?
   cat "$OUT/validation-$name.log" | tail -25
-  echo "exit code $rc (0: within the bounds, 1: outside them, 2: could not run)"
+  echo "exit code $rc (0: compared, the verdict line says whether within the bounds; 1 or 2: could not run)"
   [ $rc -eq 0 ] || status=1
+  grep -q "^verdict *within the bounds" "$OUT/validation-$name.log" || status=1
 done <<'RUNS'
 mixtral|docs/scenarios/validation/mixtral-8x7b-h200.json|--layers 3
 deepseek-v3|docs/scenarios/validation/deepseek-v3-h200.json|--layers 3 --experts 32
