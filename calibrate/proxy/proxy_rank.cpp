@@ -288,6 +288,31 @@ void ProxyRank::core_backward(Saved& s) {
   core_->backward();
 }
 
+void ProxyRank::dispatch(const RoutingPlan& plan, const Device& maps, const std::uint16_t* from, std::uint16_t* scratch,
+                         std::uint16_t* to, PhaseClock* clock) {
+  const bool regroup = !plan.regroup_map.empty();
+  if (clock) clock->mark("mlp");
+  all_to_all(from, plan.send_rows, regroup ? scratch : to, plan.recv_rows);
+  if (clock) clock->mark("ep_comm");
+  if (regroup) {
+    kernels::permute_tokens(scratch, maps.regroup.data(), static_cast<int>(plan.received), static_cast<int>(w_.hidden), to,
+                            stream_.get());
+  }
+}
+
+void ProxyRank::combine(const RoutingPlan& plan, const Device& maps, const std::uint16_t* from, std::uint16_t* scratch,
+                        std::uint16_t* to, PhaseClock* clock) {
+  const std::uint16_t* back = from;
+  if (!plan.regroup_map.empty()) {
+    kernels::permute_tokens(from, maps.ungroup.data(), static_cast<int>(plan.received), static_cast<int>(w_.hidden), scratch,
+                            stream_.get());
+    back = scratch;
+  }
+  if (clock) clock->mark("mlp");
+  all_to_all(back, plan.recv_rows, to, plan.send_rows);
+  if (clock) clock->mark("ep_comm");
+}
+
 void ProxyRank::attention_forward(std::int64_t layer, Saved& s, PhaseClock* clock) {
   const Offsets o(params_);
   const AttentionWidths a = attention_widths(w_);
@@ -348,7 +373,7 @@ void ProxyRank::mlp_forward(std::int64_t layer, std::int64_t mb, Saved& s, std::
   }
   const RoutingPlan& plan = routing_[static_cast<std::size_t>(layer)][static_cast<std::size_t>(mb)];
   const Device& maps = *maps_[static_cast<std::size_t>(layer)][static_cast<std::size_t>(mb)];
-  const bool exchange = comms_.ep != nullptr, regroup = !plan.regroup_map.empty();
+  const bool exchange = comms_.ep != nullptr;
   auto& a = scratch_rows_[0];
   auto& b = scratch_rows_[1];
   auto& c = scratch_rows_[2];
@@ -361,26 +386,9 @@ void ProxyRank::mlp_forward(std::int64_t layer, std::int64_t mb, Saved& s, std::
   // Without a peer the permuted rows are already the experts' input; with peers they are sent.
   kernels::permute_tokens(s.ln2.data(), maps.permute.data(), static_cast<int>(rows_), static_cast<int>(h),
                           exchange ? a.data() : s.recv.data(), st);
-  if (exchange) {
-    if (clock) clock->mark("mlp");
-    all_to_all(a.data(), plan.send_rows, regroup ? b.data() : s.recv.data(), plan.recv_rows);
-    if (clock) clock->mark("ep_comm");
-    if (regroup) {
-      kernels::permute_tokens(b.data(), maps.regroup.data(), static_cast<int>(plan.received), static_cast<int>(h),
-                              s.recv.data(), st);
-    }
-  }
+  if (exchange) dispatch(plan, maps, a.data(), b.data(), s.recv.data(), clock);
   experts_forward(layer, mb, s, exchange ? c.data() : s.combined.data());
-  if (exchange) {
-    const std::uint16_t* back = c.data();
-    if (regroup) {
-      kernels::permute_tokens(c.data(), maps.ungroup.data(), static_cast<int>(plan.received), static_cast<int>(h), b.data(), st);
-      back = b.data();
-    }
-    if (clock) clock->mark("mlp");
-    all_to_all(back, plan.recv_rows, s.combined.data(), plan.send_rows);
-    if (clock) clock->mark("ep_comm");
-  }
+  if (exchange) combine(plan, maps, c.data(), b.data(), s.combined.data(), clock);
   kernels::unpermute_tokens(s.combined.data(), maps.unpermute.data(), s.probs.data(), static_cast<int>(t),
                             static_cast<int>(w_.topk), static_cast<int>(h), out, st);
   if (w_.shared_ffn > 0) {
@@ -436,7 +444,7 @@ void ProxyRank::mlp_backward(std::int64_t layer, std::int64_t mb, Saved& s, cons
   } else {
     const RoutingPlan& plan = routing_[static_cast<std::size_t>(layer)][static_cast<std::size_t>(mb)];
     const Device& maps = *maps_[static_cast<std::size_t>(layer)][static_cast<std::size_t>(mb)];
-    const bool exchange = comms_.ep != nullptr, regroup = !plan.regroup_map.empty();
+    const bool exchange = comms_.ep != nullptr;
     auto& a = scratch_rows_[0];
     auto& b = scratch_rows_[1];
     auto& c = scratch_rows_[2];
@@ -451,29 +459,17 @@ void ProxyRank::mlp_backward(std::int64_t layer, std::int64_t mb, Saved& s, cons
     }
     // Unpermute's backward: every token's gradient to each of its copies.
     kernels::permute_tokens(d_out, maps.permute.data(), static_cast<int>(rows_), static_cast<int>(h), a.data(), st);
+    // The combine's backward travels as a dispatch, the dispatch's as a combine.
     std::uint16_t* d_expert_out = a.data();
     if (exchange) {
-      if (clock) clock->mark("mlp");
-      all_to_all(a.data(), plan.send_rows, b.data(), plan.recv_rows);
-      if (clock) clock->mark("ep_comm");
-      d_expert_out = b.data();
-      if (regroup) {
-        kernels::permute_tokens(b.data(), maps.regroup.data(), static_cast<int>(plan.received), static_cast<int>(h), c.data(), st);
-        d_expert_out = c.data();
-      }
+      dispatch(plan, maps, a.data(), b.data(), c.data(), clock);
+      d_expert_out = c.data();
     }
     std::uint16_t* d_expert_in = exchange ? d.data() : b.data();
     experts_backward(layer, mb, s, d_expert_out, d_expert_in);
     std::uint16_t* d_permuted = d_expert_in;
     if (exchange) {
-      const std::uint16_t* back = d.data();
-      if (regroup) {
-        kernels::permute_tokens(d.data(), maps.ungroup.data(), static_cast<int>(plan.received), static_cast<int>(h), c.data(), st);
-        back = c.data();
-      }
-      if (clock) clock->mark("mlp");
-      all_to_all(back, plan.recv_rows, a.data(), plan.send_rows);
-      if (clock) clock->mark("ep_comm");
+      combine(plan, maps, d.data(), c.data(), a.data(), clock);
       d_permuted = a.data();
     }
     kernels::unpermute_tokens(d_permuted, maps.unpermute.data(), s.probs.data(), static_cast<int>(t), static_cast<int>(w_.topk),

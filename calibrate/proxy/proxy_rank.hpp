@@ -65,6 +65,13 @@ class ProxyRank {
   void experts_forward(std::int64_t layer, std::int64_t mb, Saved& s, std::uint16_t* out);
   void experts_backward(std::int64_t layer, std::int64_t mb, Saved& s, const std::uint16_t* d_out,
                         std::uint16_t* d_in);
+  /// Permuted rows `from` to the ranks of their experts, expert-sorted into `to` (`scratch`: the rows
+  /// as received, peer-major, before the regroup).
+  void dispatch(const RoutingPlan& plan, const Device& maps, const std::uint16_t* from, std::uint16_t* scratch,
+                std::uint16_t* to, PhaseClock* clock);
+  /// Expert-sorted rows `from` back to the ranks of their tokens, into `to` in permuted order.
+  void combine(const RoutingPlan& plan, const Device& maps, const std::uint16_t* from, std::uint16_t* scratch,
+               std::uint16_t* to, PhaseClock* clock);
   void all_to_all(const std::uint16_t* send, const std::vector<std::int64_t>& send_rows, std::uint16_t* recv,
                   const std::vector<std::int64_t>& recv_rows);
   void gemm(kernels::GemmLayout layout, std::int64_t m, std::int64_t n, std::int64_t k, const void* x, const void* w,

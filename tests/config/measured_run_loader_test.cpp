@@ -4,6 +4,7 @@
 #include <fstream>
 #include <string>
 
+#include "../scratch_files.hpp"
 #include "config/measured_run_loader.hpp"
 #include "core/error.hpp"
 
@@ -16,17 +17,11 @@ const std::string kGood = R"({"schema": "moesim.validation-measured/1", "source"
   "phases_s": {"attention": 0.014, "mlp": 0.056}, "peak_memory_bytes": 1.2e10})";
 
 std::string write(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / "moesim_test_measured_run";
-  fs::create_directories(dir);
-  const fs::path p = dir / name;
-  std::ofstream(p) << text;
-  return p.string();
+  return test::write_scratch("moesim_test_measured_run", name, text);
 }
 
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
+std::string replaced(const std::string& text, const std::string& from, const std::string& to) {
+  return test::replaced_once(text, from, to);
 }
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "../scratch_files.hpp"
 #include "config/builtin_scenarios.hpp"
 #include "config/measured_run_loader.hpp"
 #include "config/validation_workload_loader.hpp"
@@ -21,17 +22,11 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string write(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / "moesim_test_validation_workload";
-  fs::create_directories(dir);
-  const fs::path p = dir / name;
-  std::ofstream(p) << text;
-  return p.string();
+  return test::write_scratch("moesim_test_validation_workload", name, text);
 }
 
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  REQUIRE_MESSAGE(at != std::string::npos, from);
-  return text.replace(at, from.size(), to);
+std::string replaced(const std::string& text, const std::string& from, const std::string& to) {
+  return test::replaced_once(text, from, to);
 }
 
 /// A small workload by hand: 2 sources of 4 tokens, top-2 over 4 experts (rows of 8, entries <= 4).
