@@ -1,13 +1,18 @@
 // moesim-validate-run: runs a validation workload (moesim.validation-workload/1, written by
 // `moesim validate`) on this machine's GPUs and writes what rank 0 measured as
-// moesim.validation-measured/1, atomically. Exit codes: 0 written; 1 a CUDA/NCCL failure (nothing
-// written); 2 bad usage, a bad or unsupported workload, a GPU that is not the workload's, or no CUDA
+// moesim.validation-measured/1, atomically. Exit codes: 0 written; 1 a CUDA/NCCL failure or no result
+// within --timeout-s (nothing written); 2 bad usage, a bad or unsupported workload, a GPU that is not the workload's, or no CUDA
 // device (nothing written). docs/validation.md describes the proxy and its phases.
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -26,6 +31,41 @@ namespace {
 
 struct Options {
   std::string workload, out, log;
+  int timeout_s = 900;
+};
+
+/// Ends the process when the run has not finished in time: a collective whose peer died, or a stuck
+/// kernel, would otherwise hang the caller (moesim validate, a CI job) forever. Nothing is written.
+class Watchdog {
+ public:
+  explicit Watchdog(int seconds)
+      : thread_([this, seconds] {
+          std::unique_lock<std::mutex> lock(mutex_);
+          if (!done_cv_.wait_for(lock, std::chrono::seconds(seconds), [this] { return done_; })) {
+            std::fprintf(stderr,
+                         "moesim-validate-run: no result after %d s (--timeout-s): a collective waiting on a "
+                         "failed peer or a stuck kernel; nothing written\n",
+                         seconds);
+            std::fflush(stderr);
+            std::_Exit(1);
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    done_cv_.notify_all();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::thread thread_;  // last: started once the members it uses exist
 };
 
 int fail(const std::string& message) {
@@ -54,6 +94,7 @@ int run(const Options& opt) {
                            w.scenario, w.gpus, device.name, w.layers, w.microbatches, w.warmup, w.steps));
   moesim::MeasuredRun run;
   try {
+    const Watchdog watchdog(opt.timeout_s);
     run = moesim::proxy::run_workload(w, [&](const std::string& line) { log.detail(line); });
   } catch (const std::invalid_argument& e) {
     return fail(fmt::format("{}: {}", opt.workload, e.what()));
@@ -73,6 +114,8 @@ int main(int argc, char** argv) {
   app.add_option("--workload", opt.workload, "moesim.validation-workload/1 file (moesim validate --workload)")->required();
   app.add_option("--out", opt.out, "moesim.validation-measured/1 file to write (atomically)")->required();
   app.add_option("--log", opt.log, "write every step's time to this file");
+  app.add_option("--timeout-s", opt.timeout_s, "give up (exit 1, nothing written) when the run takes longer (default 900)")
+      ->check(CLI::Range(1, 86400));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
