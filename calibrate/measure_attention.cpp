@@ -44,8 +44,11 @@ void measure_attention(MeasureContext& ctx, Profile& profile) {
       ctx.log.detail(fmt::format("  attention {}x{}x{}{}: forward {:.2f} us (spread {:.2f}, {:.0f} TFLOP/s dense), backward {:.2f} us (spread {:.2f})",
                                  shape.batch_heads, shape.seq, shape.head_dim, shape.causal ? " causal" : "", f.median, f.spread(),
                                  gemm_flops / (f.median * 1e-6) / 1e12, b.median, b.spread()));
-      profile.attention.push_back(AttentionRow{"forward", shape.batch_heads, shape.seq, shape.head_dim, shape.causal, to_timing(f)});
-      profile.attention.push_back(AttentionRow{"backward", shape.batch_heads, shape.seq, shape.head_dim, shape.causal, to_timing(b)});
+      // kernels/attention is the unfused core (batched GEMMs + softmax, no dropout): moesim corrects that path.
+      profile.attention.push_back(AttentionRow{"unfused", "forward", shape.batch_heads, shape.seq, shape.head_dim,
+                                               shape.causal, to_timing(f)});
+      profile.attention.push_back(AttentionRow{"unfused", "backward", shape.batch_heads, shape.seq, shape.head_dim,
+                                               shape.causal, to_timing(b)});
     });
   }
 }

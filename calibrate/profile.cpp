@@ -76,6 +76,7 @@ std::string profile_to_json(const Profile& profile) {
   Json& attention = root["attention"] = Json::array();
   for (const AttentionRow& r : profile.attention) {
     Json j;
+    j["implementation"] = r.implementation;
     j["direction"] = r.direction;
     j["batch_heads"] = r.batch_heads;
     j["seq"] = r.seq;

@@ -55,6 +55,8 @@ struct KernelRow {
 };
 
 struct AttentionRow {
+  /// flash | unfused: which kernel was timed (moesim corrects that path only); kernels/attention is unfused.
+  std::string implementation;
   std::string direction;  ///< forward | backward
   int batch_heads = 0, seq = 0, head_dim = 0;
   bool causal = true;

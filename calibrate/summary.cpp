@@ -92,8 +92,8 @@ Efficiency efficiency_summary(const Profile& profile) {
   for (const AttentionRow& a : profile.attention) {
     if (a.direction != "forward") continue;
     const double flops = 4.0 * a.batch_heads * static_cast<double>(a.seq) * a.seq * a.head_dim;
-    e.lines.push_back(fmt::format("attention forward {}x{}x{}{}: {:.0f} us, {:.0f} TFLOP/s on the dense GEMMs", a.batch_heads, a.seq, a.head_dim,
-                                  a.causal ? " causal" : "", a.timing.median_us, flops / (a.timing.median_us * 1e-6) / 1e12));
+    e.lines.push_back(fmt::format("{} attention forward {}x{}x{}{}: {:.0f} us, {:.0f} TFLOP/s on the dense GEMMs", a.implementation,
+                                  a.batch_heads, a.seq, a.head_dim, a.causal ? " causal" : "", a.timing.median_us, flops / (a.timing.median_us * 1e-6) / 1e12));
   }
   std::map<std::string, const CollectiveRow*> top;
   for (const CollectiveRow& c : profile.collectives) {

@@ -121,7 +121,7 @@ TEST_CASE("profile: the schema's fields in order, every table present even when 
   p.gemm.push_back(GemmRow{"fp8", 1, 2, 3, Timing{10.5, 0.25, 20}, "heuristic#0", 9.75});
   p.grouped_gemm.push_back(GroupedGemmRow{"bf16", "loop", {3, 0, 5}, 64, 32, Timing{7, 1, 10}});
   p.kernels.push_back(KernelRow{"permute", 4096, {{"tokens", 8}, {"hidden", 128}}, Timing{2, 0.5, 20}});
-  p.attention.push_back(AttentionRow{"backward", 4, 512, 64, false, Timing{100, 3, 20}});
+  p.attention.push_back(AttentionRow{"unfused", "backward", 4, 512, 64, false, Timing{100, 3, 20}});
   p.collectives.push_back(CollectiveRow{"all_reduce", 8, 8, 1024, Timing{20, 1, 20}, 0.0512, 0.0896});
   j = nlohmann::ordered_json::parse(profile_to_json(p));
   CHECK(j["gemm"][0]["best_algorithm_us"] == 9.75);
@@ -129,6 +129,7 @@ TEST_CASE("profile: the schema's fields in order, every table present even when 
   CHECK(j["grouped_gemm"][0]["tokens"] == nlohmann::json::array({3, 0, 5}));
   CHECK(j["kernels"][0]["shape"]["hidden"] == 128);
   CHECK(j["attention"][0]["causal"] == false);
+  CHECK(j["attention"][0]["implementation"] == "unfused");
   CHECK(j["collectives"][0]["ranks_per_node"] == 8);
   CHECK(j["collectives"][0]["spread_us"] == 1.0);
 }

@@ -103,12 +103,16 @@ hw::CalibrationRequest request_of(const Scenario& s, std::int64_t& left_out) {
     grouped.insert({g.n, g.k, g.tokens});
   }
   for (const auto& [n, k, tokens] : grouped) r.grouped_gemm.push_back({Precision::kBf16, tokens, n, k});
-  for (const auto& a : log.attention) {
-    if (a.batch_heads > 65'536 || a.seq > 131'072 || a.head_dim > 1024) {
+  // The log keeps flash and unfused queries apart; the request asks for each shape once (the
+  // calibrator times its one attention kernel at it).
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>> attention;
+  for (const auto& a : log.attention) attention.insert({a.batch_heads, a.seq, a.head_dim, a.causal});
+  for (const auto& [batch_heads, seq, head_dim, causal] : attention) {
+    if (batch_heads > 65'536 || seq > 131'072 || head_dim > 1024) {
       ++left_out;
       continue;
     }
-    r.attention.push_back({a.batch_heads, a.seq, a.head_dim, a.causal});
+    r.attention.push_back({batch_heads, seq, head_dim, causal});
   }
   // Memory-bound kernels by the MoE block's shape: the rank's sequence-parallel share of tokens.
   const auto& p = s.parallel;

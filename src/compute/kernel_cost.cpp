@@ -220,12 +220,15 @@ std::optional<double> KernelCostModel::grouped_ratio(double total_tokens, std::i
   return ratio;
 }
 
-std::optional<double> KernelCostModel::attention_ratio(const AttentionShape& a, hw::AttentionDirection d) const {
+std::optional<double> KernelCostModel::attention_ratio(const AttentionShape& a, hw::AttentionImplementation impl,
+                                                      hw::AttentionDirection d) const {
   if (!tables_) return std::nullopt;
+  const auto ii = static_cast<std::size_t>(impl);
   const auto di = static_cast<std::size_t>(d);
-  const RatioTable& table = tables_->attention[di][a.causal ? 1 : 0];
+  const RatioTable& table = tables_->attention[ii][di][a.causal ? 1 : 0];
+  QueryCounts& count = usage_.attention[ii][di];
   if (table.empty()) {
-    ++usage_.attention[di].fallback;
+    ++count.fallback;
     return std::nullopt;
   }
   bool outside = false;
@@ -233,7 +236,7 @@ std::optional<double> KernelCostModel::attention_ratio(const AttentionShape& a, 
   const double ratio = table.ratio({std::log(static_cast<double>(a.batch_heads)),
                                     std::log(static_cast<double>(a.query_len)), std::log(head_dim), 0.0},
                                    outside);
-  ++(outside ? usage_.attention[di].outside : usage_.attention[di].interpolated);
+  ++(outside ? count.outside : count.interpolated);
   return ratio;
 }
 
@@ -243,24 +246,26 @@ Flops KernelCostModel::attention_forward_flops(const AttentionShape& a) {
 }
 
 namespace {
-void log_attention(KernelQueryLog* log, const AttentionShape& a) {
+void log_attention(KernelQueryLog* log, const AttentionShape& a, hw::AttentionImplementation impl) {
   if (!log || a.batch_heads <= 0) return;
-  log->attention.insert({a.batch_heads, a.query_len, (a.head_dim_qk + a.head_dim_v + 1) / 2, a.causal});
+  log->attention.insert({impl, a.batch_heads, a.query_len, (a.head_dim_qk + a.head_dim_v + 1) / 2, a.causal});
 }
 }  // namespace
 
 Seconds KernelCostModel::flash_attention_forward(const AttentionShape& a) const {
-  log_attention(log_, a);
+  log_attention(log_, a, hw::AttentionImplementation::kFlash);
   const Seconds roofline = roofline_flash_attention_forward(a);
   if (roofline.value() <= 0) return roofline;
-  return roofline * attention_ratio(a, hw::AttentionDirection::kForward).value_or(1.0);
+  return roofline * attention_ratio(a, hw::AttentionImplementation::kFlash, hw::AttentionDirection::kForward)
+                        .value_or(1.0);
 }
 
 Seconds KernelCostModel::flash_attention_backward(const AttentionShape& a) const {
-  log_attention(log_, a);
+  log_attention(log_, a, hw::AttentionImplementation::kFlash);
   const Seconds roofline = roofline_flash_attention_backward(a);
   if (roofline.value() <= 0) return roofline;
-  return roofline * attention_ratio(a, hw::AttentionDirection::kBackward).value_or(1.0);
+  return roofline * attention_ratio(a, hw::AttentionImplementation::kFlash, hw::AttentionDirection::kBackward)
+                        .value_or(1.0);
 }
 
 Seconds KernelCostModel::roofline_flash_attention_forward(const AttentionShape& a) const {
@@ -279,35 +284,84 @@ Seconds KernelCostModel::roofline_flash_attention_backward(const AttentionShape&
 }
 
 namespace {
-// Bytes per attention-score element moved by the unfused kernels (2-byte scores): forward fused
-// scale-mask-softmax reads and writes s×s (4) and dropout reads it, writes it and a 1-byte mask (5);
-// backward: dropout backward (5) and softmax backward reading output and gradient, writing one (6).
-constexpr double kUnfusedForwardBytesPerScore = 9.0;
-constexpr double kUnfusedBackwardBytesPerScore = 11.0;
+// Bytes per attention-score element moved by the unfused kernels (2-byte scores). Forward: the fused
+// scale-mask-softmax reads and writes s×s (4); dropout reads it, writes it and a 1-byte mask (5).
+// Backward: softmax backward reads output and gradient and writes one (6); dropout backward (5). They
+// are split because the calibrated unfused core (kernels/attention) has the softmax but no dropout:
+// a profile's ratio corrects the first, the second stays memory-bound. Uncalibrated, the two are one
+// memory-bound term of 9 and 11 bytes, as before profiles had unfused rows.
+constexpr double kUnfusedSoftmaxForwardBytesPerScore = 4.0;
+constexpr double kUnfusedDropoutForwardBytesPerScore = 5.0;
+constexpr double kUnfusedSoftmaxBackwardBytesPerScore = 6.0;
+constexpr double kUnfusedDropoutBackwardBytesPerScore = 5.0;
+
+double score_count(const AttentionShape& a) {
+  return static_cast<double>(a.batch_heads) * static_cast<double>(a.query_len) * static_cast<double>(a.key_span);
+}
+
+// Attention GEMMs stay in 16-bit even in FP8 recipes.
+Precision unfused_gemm_precision(Precision precision) {
+  return (precision == Precision::kFp16) ? Precision::kFp16 : Precision::kBf16;
+}
+
+// dV = Pᵀ·dO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q.
+std::array<GemmShape, 4> unfused_backward_gemms(const AttentionShape& a) {
+  return {GemmShape{a.key_span, a.head_dim_v, a.query_len, a.batch_heads},
+          GemmShape{a.query_len, a.key_span, a.head_dim_v, a.batch_heads},
+          GemmShape{a.query_len, a.head_dim_qk, a.key_span, a.batch_heads},
+          GemmShape{a.key_span, a.head_dim_qk, a.query_len, a.batch_heads}};
+}
 }  // namespace
+
+Seconds KernelCostModel::roofline_unfused_attention_forward(const AttentionShape& a, Precision precision) const {
+  if (a.batch_heads <= 0) return Seconds(0);
+  const Precision p = unfused_gemm_precision(precision);
+  const Seconds qk = roofline_gemm({a.query_len, a.key_span, a.head_dim_qk, a.batch_heads}, p);
+  const Seconds pv = roofline_gemm({a.query_len, a.head_dim_v, a.key_span, a.batch_heads}, p);
+  // The softmax as memory_bound's roofline form prices it (one launch).
+  return qk + pv + Bytes(score_count(a) * kUnfusedSoftmaxForwardBytesPerScore) / achievable_hbm_ + launch_gap_;
+}
+
+Seconds KernelCostModel::roofline_unfused_attention_backward(const AttentionShape& a, Precision precision) const {
+  if (a.batch_heads <= 0) return Seconds(0);
+  const Precision p = unfused_gemm_precision(precision);
+  Seconds gemms(0);
+  for (const GemmShape& g : unfused_backward_gemms(a)) gemms = gemms + roofline_gemm(g, p);
+  return gemms + Bytes(score_count(a) * kUnfusedSoftmaxBackwardBytesPerScore) / achievable_hbm_ + launch_gap_;
+}
 
 Seconds KernelCostModel::unfused_attention_forward(const AttentionShape& a, Precision precision) const {
   if (a.batch_heads <= 0) return Seconds(0);
-  // Attention GEMMs stay in 16-bit even in FP8 recipes.
-  const Precision p = (precision == Precision::kFp16) ? Precision::kFp16 : Precision::kBf16;
+  log_attention(log_, a, hw::AttentionImplementation::kUnfused);
+  const double scores = score_count(a);
+  if (const auto ratio = attention_ratio(a, hw::AttentionImplementation::kUnfused, hw::AttentionDirection::kForward)) {
+    return roofline_unfused_attention_forward(a, precision) * *ratio +
+           memory_bound(Bytes(scores * kUnfusedDropoutForwardBytesPerScore));
+  }
+  const Precision p = unfused_gemm_precision(precision);
   const Seconds qk = gemm({a.query_len, a.key_span, a.head_dim_qk, a.batch_heads}, p);
   const Seconds pv = gemm({a.query_len, a.head_dim_v, a.key_span, a.batch_heads}, p);
-  const double scores = static_cast<double>(a.batch_heads) * static_cast<double>(a.query_len) *
-                        static_cast<double>(a.key_span);
-  return qk + pv + memory_bound(Bytes(scores * kUnfusedForwardBytesPerScore));
+  return qk + pv +
+         memory_bound(Bytes(scores * (kUnfusedSoftmaxForwardBytesPerScore + kUnfusedDropoutForwardBytesPerScore)));
 }
 
 Seconds KernelCostModel::unfused_attention_backward(const AttentionShape& a, Precision precision) const {
   if (a.batch_heads <= 0) return Seconds(0);
-  const Precision p = (precision == Precision::kFp16) ? Precision::kFp16 : Precision::kBf16;
-  // dV = Pᵀ·dO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q.
-  const Seconds dv = gemm({a.key_span, a.head_dim_v, a.query_len, a.batch_heads}, p);
-  const Seconds dp = gemm({a.query_len, a.key_span, a.head_dim_v, a.batch_heads}, p);
-  const Seconds dq = gemm({a.query_len, a.head_dim_qk, a.key_span, a.batch_heads}, p);
-  const Seconds dk = gemm({a.key_span, a.head_dim_qk, a.query_len, a.batch_heads}, p);
-  const double scores = static_cast<double>(a.batch_heads) * static_cast<double>(a.query_len) *
-                        static_cast<double>(a.key_span);
-  return dv + dp + dq + dk + memory_bound(Bytes(scores * kUnfusedBackwardBytesPerScore));
+  log_attention(log_, a, hw::AttentionImplementation::kUnfused);
+  const double scores = score_count(a);
+  if (const auto ratio =
+          attention_ratio(a, hw::AttentionImplementation::kUnfused, hw::AttentionDirection::kBackward)) {
+    return roofline_unfused_attention_backward(a, precision) * *ratio +
+           memory_bound(Bytes(scores * kUnfusedDropoutBackwardBytesPerScore));
+  }
+  const Precision p = unfused_gemm_precision(precision);
+  const std::array<GemmShape, 4> g = unfused_backward_gemms(a);
+  const Seconds dv = gemm(g[0], p);
+  const Seconds dp = gemm(g[1], p);
+  const Seconds dq = gemm(g[2], p);
+  const Seconds dk = gemm(g[3], p);
+  return dv + dp + dq + dk +
+         memory_bound(Bytes(scores * (kUnfusedSoftmaxBackwardBytesPerScore + kUnfusedDropoutBackwardBytesPerScore)));
 }
 
 }  // namespace moesim::compute

@@ -78,7 +78,8 @@ class KernelCostModel {
   [[nodiscard]] Seconds flash_attention_forward(const AttentionShape& shape) const;
   [[nodiscard]] Seconds flash_attention_backward(const AttentionShape& shape) const;
   /// Unfused attention (batched QKᵀ GEMM, softmax, dropout, PV GEMM; full s×s materialised, the mask
-  /// saves no work), as Megatron ran before FlashAttention.
+  /// saves no work), as Megatron ran before FlashAttention. With unfused attention rows in the profile,
+  /// the core without dropout is its roofline × the interpolated ratio, plus the dropout memory-bound.
   [[nodiscard]] Seconds unfused_attention_forward(const AttentionShape& shape, Precision precision) const;
   [[nodiscard]] Seconds unfused_attention_backward(const AttentionShape& shape, Precision precision) const;
 
@@ -108,6 +109,10 @@ class KernelCostModel {
                                       Accumulation accumulation = Accumulation::kFast) const;
   [[nodiscard]] Seconds roofline_flash_attention_forward(const AttentionShape& shape) const;
   [[nodiscard]] Seconds roofline_flash_attention_backward(const AttentionShape& shape) const;
+  /// The unfused core without dropout (batched GEMMs + the softmax's bytes), what kernels/attention
+  /// runs and the calibrator's unfused rows are ratios to.
+  [[nodiscard]] Seconds roofline_unfused_attention_forward(const AttentionShape& shape, Precision precision) const;
+  [[nodiscard]] Seconds roofline_unfused_attention_backward(const AttentionShape& shape, Precision precision) const;
 
   /// An output tile the GEMM heuristic may pick and the fraction of the large-tile throughput it
   /// sustains; public so that other GEMM-like kernels (compute/grouped_gemm) quantise alike.
@@ -121,7 +126,8 @@ class KernelCostModel {
 
  private:
   /// The profile's ratio for an attention call, counted (nullopt: no rows, roofline).
-  [[nodiscard]] std::optional<double> attention_ratio(const AttentionShape& shape, hw::AttentionDirection d) const;
+  [[nodiscard]] std::optional<double> attention_ratio(const AttentionShape& shape, hw::AttentionImplementation impl,
+                                                      hw::AttentionDirection d) const;
 
   hw::GpuSpec gpu_;
   FlopsPerSecond bf16_peak_;

@@ -132,8 +132,10 @@ std::shared_ptr<const KernelProfileTables> build_kernel_tables(const hw::Profile
   for (auto& by_impl : t->grouped) {
     for (auto& table : by_impl) table.dims = 4;
   }
-  for (auto& by_causal : t->attention) {
-    for (auto& table : by_causal) table.dims = 3;
+  for (auto& by_direction : t->attention) {
+    for (auto& by_causal : by_direction) {
+      for (auto& table : by_causal) table.dims = 3;
+    }
   }
   for (const hw::ProfileGemm& g : profile.gemm) {
     const double model = roofline.roofline_gemm({g.m, g.n, g.k, 1}, g.precision).value();
@@ -169,11 +171,22 @@ std::shared_ptr<const KernelProfileTables> build_kernel_tables(const hw::Profile
     shape.head_dim_v = a.head_dim;
     shape.causal = a.causal;
     const bool forward = a.direction == hw::AttentionDirection::kForward;
-    const double model = (forward ? roofline.roofline_flash_attention_forward(shape)
-                                  : roofline.roofline_flash_attention_backward(shape))
-                             .value();
+    // Each row is a ratio to the roofline of the kernel it timed, the same function a query of that
+    // implementation multiplies by it, so a query at a measured shape returns the measured time. The
+    // calibrator's unfused kernel runs in BF16 and has no dropout (the query adds the dropout's bytes).
+    double model = 0;
+    if (a.implementation == hw::AttentionImplementation::kFlash) {
+      model = (forward ? roofline.roofline_flash_attention_forward(shape)
+                       : roofline.roofline_flash_attention_backward(shape))
+                  .value();
+    } else {
+      model = (forward ? roofline.roofline_unfused_attention_forward(shape, Precision::kBf16)
+                       : roofline.roofline_unfused_attention_backward(shape, Precision::kBf16))
+                  .value();
+    }
     const double measured = a.time.median_us * 1e-6;
-    t->attention[static_cast<std::size_t>(a.direction)][a.causal ? 1 : 0].points.push_back(
+    t->attention[static_cast<std::size_t>(a.implementation)][static_cast<std::size_t>(a.direction)][a.causal ? 1 : 0]
+        .points.push_back(
         {{std::log(static_cast<double>(a.batch_heads)), std::log(static_cast<double>(a.seq)),
           std::log(static_cast<double>(a.head_dim)), 0},
          std::log(measured / model)});
@@ -182,8 +195,10 @@ std::shared_ptr<const KernelProfileTables> build_kernel_tables(const hw::Profile
   for (auto& by_impl : t->grouped) {
     for (auto& table : by_impl) finish_ranges(table);
   }
-  for (auto& by_causal : t->attention) {
-    for (auto& table : by_causal) finish_ranges(table);
+  for (auto& by_direction : t->attention) {
+    for (auto& by_causal : by_direction) {
+      for (auto& table : by_causal) finish_ranges(table);
+    }
   }
   return t;
 }

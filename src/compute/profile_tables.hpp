@@ -44,7 +44,8 @@ struct KernelProfileUsage {
   std::array<QueryCounts, kPrecisionCount> grouped{};       ///< grouped GEMMs of the cost model's implementation
   std::int64_t grouped_wgrad = 0;  ///< weight-gradient groups priced with their forward problem's ratio
   std::array<QueryCounts, hw::kMemoryKernelCount> memory{};
-  std::array<QueryCounts, 2> attention{};  ///< [forward, backward]
+  /// [implementation][direction]: flash and unfused attention queries, each answered by its own rows.
+  std::array<std::array<QueryCounts, 2>, hw::kAttentionImplementationCount> attention{};
 };
 
 /// Rows of one shaped kernel: log sizes and log(measured / roofline).
@@ -82,8 +83,10 @@ struct KernelProfileTables {
   /// Grouped GEMM: log total tokens, log n, log k, log experts per precision and implementation.
   std::array<std::array<RatioTable, 2>, kPrecisionCount> grouped;
   std::array<BandwidthCurve, hw::kMemoryKernelCount> memory;
-  /// Attention: log batch_heads, log seq, log head_dim, per [direction][causal].
-  std::array<std::array<RatioTable, 2>, 2> attention;
+  /// Attention: log batch_heads, log seq, log head_dim, per [implementation][direction][causal]. Flash
+  /// rows are ratios to the flash roofline; unfused rows to the unfused core without dropout
+  /// (KernelCostModel::roofline_unfused_attention_*), the kernel the calibrator times.
+  std::array<std::array<std::array<RatioTable, 2>, 2>, hw::kAttentionImplementationCount> attention;
 };
 
 /// Builds the tables of `profile` against `roofline`, a cost model without a profile for the GPU

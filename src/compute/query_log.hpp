@@ -27,6 +27,7 @@ struct KernelQueryLog {
     auto operator<=>(const Grouped&) const = default;
   };
   struct Attention {
+    hw::AttentionImplementation implementation;  ///< the cost-model path that asked
     std::int64_t batch_heads, seq, head_dim;
     bool causal;
     auto operator<=>(const Attention&) const = default;

@@ -187,8 +187,14 @@ hw::ProfileKernel read_kernel(const Json& v, const std::string& path, const RowC
 
 hw::ProfileAttention read_attention(const Json& v, const std::string& path, const RowContext& ctx) {
   const ObjectReader r(v, path,
-                       {"direction", "batch_heads", "seq", "head_dim", "causal", "median_us", "spread_us", "repeats"});
+                       {"implementation", "direction", "batch_heads", "seq", "head_dim", "causal", "median_us",
+                        "spread_us", "repeats"});
   hw::ProfileAttention a;
+  // Required, not defaulted: a flash and an unfused time correct different cost-model paths, and a
+  // guess would silently apply one kernel's measurement to the other.
+  a.implementation = r.require_enum("implementation", {"flash", "unfused"}) == "unfused"
+                         ? hw::AttentionImplementation::kUnfused
+                         : hw::AttentionImplementation::kFlash;
   a.direction = r.require_enum("direction", {"forward", "backward"}) == "backward" ? hw::AttentionDirection::kBackward
                                                                                      : hw::AttentionDirection::kForward;
   a.batch_heads = r.require_int("batch_heads", lim::kBatchHeads);
@@ -365,9 +371,10 @@ std::shared_ptr<hw::Profile> parse_profile(const Json& obj, const std::string& f
     profile->attention = read_table<hw::ProfileAttention>(
         top, "attention", ctx, read_attention,
         [](const hw::ProfileAttention& a) {
-          return std::tuple(static_cast<int>(a.direction), a.batch_heads, a.seq, a.head_dim, a.causal);
+          return std::tuple(static_cast<int>(a.implementation), static_cast<int>(a.direction), a.batch_heads, a.seq,
+                            a.head_dim, a.causal);
         },
-        "direction, batch_heads, seq, head_dim and causal");
+        "implementation, direction, batch_heads, seq, head_dim and causal");
     profile->collectives = read_table<hw::ProfileCollective>(
         top, "collectives", ctx, read_collective,
         [](const hw::ProfileCollective& c) {

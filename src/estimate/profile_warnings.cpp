@@ -123,16 +123,33 @@ std::vector<std::string> profile_warnings(const hw::Profile& profile, const comp
   if (!memory.empty()) out.push_back(prefix + join(memory, "; "));
 
   bool any_attention_rows = false;
-  for (const auto& by_causal : t->attention) {
-    for (const auto& table : by_causal) any_attention_rows = any_attention_rows || !table.empty();
+  for (const auto& by_direction : t->attention) {
+    for (const auto& by_causal : by_direction) {
+      for (const auto& table : by_causal) any_attention_rows = any_attention_rows || !table.empty();
+    }
   }
   std::vector<std::string> attention;
-  for (std::size_t d = 0; d < 2; ++d) {
-    const std::string name(to_string(static_cast<hw::AttentionDirection>(d)));
-    // Causal and non-causal rows are separate tables; the range shown is the causal one's when it has rows.
-    const RatioTable& table = t->attention[d][1].empty() ? t->attention[d][0] : t->attention[d][1];
-    append(attention, answered("attention " + name, u.attention[d], range_of(table, "batch_heads×seq×head_dim"),
-                               any_attention_rows ? "no " + name + " rows of this causality" : "no attention rows"));
+  for (std::size_t i = 0; i < hw::kAttentionImplementationCount; ++i) {
+    // Flash and unfused rows time different kernels and answer only their own path's queries, so the
+    // line says which implementation was answered or fell back.
+    const std::string attention_impl(to_string(static_cast<hw::AttentionImplementation>(i)));
+    bool any_attention_impl_rows = false;
+    for (const auto& by_causal : t->attention[i]) {
+      for (const auto& table : by_causal) any_attention_impl_rows = any_attention_impl_rows || !table.empty();
+    }
+    for (std::size_t d = 0; d < 2; ++d) {
+      const std::string name(to_string(static_cast<hw::AttentionDirection>(d)));
+      // Causal and non-causal rows are separate tables; the range shown is the causal one's when it has rows.
+      const RatioTable& table = t->attention[i][d][1].empty() ? t->attention[i][d][0] : t->attention[i][d][1];
+      std::string why = "no " + attention_impl + " " + name + " rows of this causality";
+      if (!any_attention_rows) {
+        why = "no attention rows";
+      } else if (!any_attention_impl_rows) {
+        why = "no " + attention_impl + " attention rows";
+      }
+      append(attention, answered(attention_impl + " attention " + name, u.attention[i][d],
+                                 range_of(table, "batch_heads×seq×head_dim"), why));
+    }
   }
   if (!attention.empty()) out.push_back(prefix + join(attention, "; "));
 

@@ -34,6 +34,10 @@ std::string_view to_string(AttentionDirection d) {
   return d == AttentionDirection::kForward ? "forward" : "backward";
 }
 
+std::string_view to_string(AttentionImplementation i) {
+  return i == AttentionImplementation::kFlash ? "flash" : "unfused";
+}
+
 std::string_view to_string(ProfileCollectiveOp op) {
   switch (op) {
     case ProfileCollectiveOp::kAllReduce: return "all_reduce";

@@ -76,8 +76,15 @@ struct ProfileKernel {
 
 enum class AttentionDirection : std::uint8_t { kForward, kBackward };
 
+/// Which attention kernel a row timed: a fused FlashAttention-style core, or the unfused one (batched
+/// QKᵀ and PV GEMMs around a fused scale-mask-softmax, no dropout: kernels/attention). They correct
+/// different cost-model paths, so a row must say which it is.
+enum class AttentionImplementation : std::uint8_t { kFlash, kUnfused };
+inline constexpr std::size_t kAttentionImplementationCount = 2;
+
 /// Attention core over batch × heads sequences of `seq` tokens, query/key/value head width `head_dim`.
 struct ProfileAttention {
+  AttentionImplementation implementation = AttentionImplementation::kFlash;
   AttentionDirection direction = AttentionDirection::kForward;
   std::int64_t batch_heads = 0, seq = 0, head_dim = 0;
   bool causal = true;
@@ -171,6 +178,7 @@ struct CalibrationRequest {
 [[nodiscard]] std::string_view to_string(GroupedImplementation g);
 [[nodiscard]] std::string_view to_string(MemoryKernel k);
 [[nodiscard]] std::string_view to_string(AttentionDirection d);
+[[nodiscard]] std::string_view to_string(AttentionImplementation i);
 [[nodiscard]] std::string_view to_string(ProfileCollectiveOp op);
 /// The profile's precision spelling: "bf16", "fp16", "fp8", "mxfp8", "nvfp4" (nullopt: not a profile precision).
 [[nodiscard]] std::optional<std::string_view> profile_precision_name(Precision p);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "../test_paths.hpp"
@@ -14,6 +15,7 @@
 #include "compute/kernel_cost.hpp"
 #include "config/hw_loader.hpp"
 #include "config/profile_loader.hpp"
+#include "estimate/profile_warnings.hpp"
 
 using namespace moesim;
 using compute::GemmPart;
@@ -186,8 +188,128 @@ TEST_CASE("attention: exact at measured rows, fallback where the profile has no 
   const compute::KernelCostModel roofline(h200());
   compute::AttentionShape encoder{32, 4096, 4096, 128, 128, false};  // the synthetic rows are all causal
   CHECK(k.flash_attention_forward(encoder).value() == roofline.flash_attention_forward(encoder).value());
-  CHECK(k.profile_usage().attention[0].fallback == 1);
-  CHECK(k.profile_usage().attention[0].interpolated == 4);
+  constexpr auto kFlash = static_cast<std::size_t>(hw::AttentionImplementation::kFlash);
+  CHECK(k.profile_usage().attention[kFlash][0].fallback == 1);
+  CHECK(k.profile_usage().attention[kFlash][0].interpolated == 4);
+}
+
+namespace {
+
+/// A profile with one attention row of `impl` at `shape` (causal, forward or backward), `ratio` × the
+/// roofline of the kernel that implementation times.
+std::shared_ptr<hw::Profile> one_attention_row(const compute::KernelCostModel& roofline,
+                                               hw::AttentionImplementation impl, hw::AttentionDirection d, const compute::AttentionShape& shape,
+                                               double ratio) {
+  auto p = std::make_shared<hw::Profile>();
+  p->name = "one-attention-row";
+  p->provenance.gpu = "h200-sxm";
+  const bool forward = d == hw::AttentionDirection::kForward;
+  const bool flash = impl == hw::AttentionImplementation::kFlash;
+  const double model = flash ? (forward ? roofline.roofline_flash_attention_forward(shape)
+                                        : roofline.roofline_flash_attention_backward(shape))
+                                   .value()
+                             : (forward ? roofline.roofline_unfused_attention_forward(shape, Precision::kBf16)
+                                        : roofline.roofline_unfused_attention_backward(shape, Precision::kBf16))
+                                   .value();
+  hw::ProfileAttention a;
+  a.implementation = impl;
+  a.direction = d;
+  a.batch_heads = shape.batch_heads;
+  a.seq = shape.query_len;
+  a.head_dim = shape.head_dim_qk;
+  a.causal = shape.causal;
+  a.time = us(model * ratio * 1e6);
+  p->attention.push_back(a);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("attention: an unfused row corrects the unfused core (dropout stays memory-bound), not flash") {
+  const compute::KernelCostModel roofline(h200());
+  const compute::AttentionShape s{32, 4096, 4096, 128, 128, true};
+  const double scores = 32.0 * 4096.0 * 4096.0;
+  constexpr auto kUnfused = static_cast<std::size_t>(hw::AttentionImplementation::kUnfused);
+  constexpr auto kFlash = static_cast<std::size_t>(hw::AttentionImplementation::kFlash);
+
+  SUBCASE("forward") {
+    const auto profile = one_attention_row(roofline, hw::AttentionImplementation::kUnfused,
+                                           hw::AttentionDirection::kForward, s, 1.7);
+    const compute::KernelCostModel k(h200(), profile);
+    const double measured = profile->attention.front().time.median_us * 1e-6;
+    // Dropout: read 2, write 2 and a 1-byte mask per score, at the roofline (the profile has no kernels rows).
+    const double dropout = roofline.memory_bound(Bytes(5.0 * scores)).value();
+    CHECK(rel(k.unfused_attention_forward(s, Precision::kBf16).value(), measured + dropout) < 1e-9);
+    CHECK(k.flash_attention_forward(s).value() == roofline.flash_attention_forward(s).value());
+    CHECK(k.profile_usage().attention[kUnfused][0].interpolated == 1);
+    CHECK(k.profile_usage().attention[kFlash][0].fallback == 1);
+    // The backward has no row of its own: unchanged, and counted as a fallback.
+    CHECK(k.unfused_attention_backward(s, Precision::kBf16).value() ==
+          roofline.unfused_attention_backward(s, Precision::kBf16).value());
+    CHECK(k.profile_usage().attention[kUnfused][1].fallback == 1);
+  }
+  SUBCASE("backward") {
+    const auto profile = one_attention_row(roofline, hw::AttentionImplementation::kUnfused,
+                                           hw::AttentionDirection::kBackward, s, 0.8);
+    const compute::KernelCostModel k(h200(), profile);
+    const double measured = profile->attention.front().time.median_us * 1e-6;
+    const double dropout = roofline.memory_bound(Bytes(5.0 * scores)).value();
+    CHECK(rel(k.unfused_attention_backward(s, Precision::kBf16).value(), measured + dropout) < 1e-9);
+    CHECK(k.flash_attention_backward(s).value() == roofline.flash_attention_backward(s).value());
+  }
+}
+
+TEST_CASE("attention: the profile warnings say which implementation was interpolated and which fell back") {
+  const compute::KernelCostModel roofline(h200());
+  const compute::AttentionShape s{32, 4096, 4096, 128, 128, true};
+  const auto profile = one_attention_row(roofline, hw::AttentionImplementation::kUnfused,
+                                         hw::AttentionDirection::kForward, s, 1.2);
+  const compute::KernelCostModel k(h200(), profile);
+  (void)k.unfused_attention_forward(s, Precision::kBf16);
+  (void)k.unfused_attention_backward(s, Precision::kBf16);
+  (void)k.flash_attention_forward(s);
+  const collective::CollectiveCostModel c(config::load_system_preset("hgx-h200", 8), profile);
+  std::string text;
+  for (const std::string& w : estimate::profile_warnings(*profile, k, c)) text += w + "\n";
+  INFO(text);
+  CHECK(text.find("unfused attention forward interpolated (1 query)") != std::string::npos);
+  CHECK(text.find("unfused attention backward fell back to roofline (1 query, no unfused backward rows of this "
+                  "causality)") != std::string::npos);
+  CHECK(text.find("flash attention forward fell back to roofline (1 query, no flash attention rows)") !=
+        std::string::npos);
+}
+
+TEST_CASE("attention: a flash row corrects flash attention only; the unfused path keeps its roofline") {
+  const compute::KernelCostModel roofline(h200());
+  const compute::AttentionShape s{32, 4096, 4096, 128, 128, true};
+  const auto profile =
+      one_attention_row(roofline, hw::AttentionImplementation::kFlash, hw::AttentionDirection::kForward, s, 1.3);
+  const compute::KernelCostModel k(h200(), profile);
+  const double measured = profile->attention.front().time.median_us * 1e-6;
+  CHECK(rel(k.flash_attention_forward(s).value(), measured) < 1e-9);
+  CHECK(k.unfused_attention_forward(s, Precision::kBf16).value() ==
+        roofline.unfused_attention_forward(s, Precision::kBf16).value());
+  constexpr auto kUnfused = static_cast<std::size_t>(hw::AttentionImplementation::kUnfused);
+  constexpr auto kFlash = static_cast<std::size_t>(hw::AttentionImplementation::kFlash);
+  CHECK(k.profile_usage().attention[kFlash][0].interpolated == 1);
+  CHECK(k.profile_usage().attention[kUnfused][0].fallback == 1);
+}
+
+TEST_CASE("attention: without unfused rows the unfused path is the same arithmetic as before (9 and 11 bytes "
+          "per score, one memory-bound term)") {
+  const compute::KernelCostModel k(h200());
+  const compute::AttentionShape s{16, 2048, 2048, 128, 128, true};
+  const double scores = 16.0 * 2048.0 * 2048.0;
+  const double qk = k.gemm({2048, 2048, 128, 16}, Precision::kBf16).value();
+  const double pv = k.gemm({2048, 128, 2048, 16}, Precision::kBf16).value();
+  CHECK(k.unfused_attention_forward(s, Precision::kBf16).value() ==
+        qk + pv + k.memory_bound(Bytes(9.0 * scores)).value());
+  const double dv = k.gemm({2048, 128, 2048, 16}, Precision::kBf16).value();
+  const double dp = k.gemm({2048, 2048, 128, 16}, Precision::kBf16).value();
+  const double dq = k.gemm({2048, 128, 2048, 16}, Precision::kBf16).value();
+  const double dk = k.gemm({2048, 128, 2048, 16}, Precision::kBf16).value();
+  CHECK(k.unfused_attention_backward(s, Precision::kBf16).value() ==
+        dv + dp + dq + dk + k.memory_bound(Bytes(11.0 * scores)).value());
 }
 
 TEST_CASE("collectives: the profile's busbw inside one NVLink domain, the closed form (counted) elsewhere") {

@@ -68,7 +68,8 @@ def attention_rows():
         for bh in (8, 32):
             for seq in (2048, 8192):
                 flops = 2.0 * bh * seq * seq * 0.5 * 256 * (2.5 if direction == "backward" else 1.0)
-                rows.append({"direction": direction, "batch_heads": bh, "seq": seq, "head_dim": 128, "causal": True,
+                rows.append({"implementation": "flash", "direction": direction, "batch_heads": bh, "seq": seq,
+                             "head_dim": 128, "causal": True,
                              **timing(flops / (rate * BF16_PEAK) + 5e-6)})
     return rows
 

@@ -105,7 +105,8 @@ TEST_CASE("every invalid profile is refused with its expected message") {
   for (const char* required :
        {"truncated", "infinite-time", "wrong-schema", "missing-table", "negative-time", "zero-time", "negative-spread",
         "unknown-key-top", "unknown-key-row", "wrong-type", "zero-size", "absurd-bytes", "duplicate-gemm", "unknown-gpu",
-        "unsupported-precision", "published-without-citations", "busbw-inconsistent", "empty-tokens"}) {
+        "unsupported-precision", "published-without-citations", "busbw-inconsistent", "empty-tokens",
+        "missing-implementation", "unknown-implementation"}) {
     CAPTURE(required);
     CHECK(std::binary_search(cases.begin(), cases.end(), required));
   }

@@ -65,7 +65,7 @@ TEST_CASE("every published profile changes the estimate of a scenario on its GPU
     CHECK(has_warning(calibrated, std::string("profile ") + c.profile + ": gemm bf16 interpolated ("));
     // The published profiles have no kernels, attention or grouped tables: those fall back.
     CHECK(has_warning(calibrated, "memory-bound kernels fell back to roofline ("));
-    CHECK(has_warning(calibrated, "attention forward fell back to roofline ("));
+    CHECK(has_warning(calibrated, "flash attention forward fell back to roofline ("));
     CHECK(has_warning(calibrated, "grouped_gemm bf16 grouped_batched (moe.grouped_gemm true) fell back to roofline ("));
   }
 }
@@ -95,8 +95,8 @@ TEST_CASE("a measured-style profile with every table: both fidelities interpolat
     CHECK(has_warning(*r, "copy (memory-bound, by bytes) interpolated ("));
     CHECK(has_warning(*r, "permute (memory-bound, by bytes) interpolated ("));
     CHECK(has_warning(*r, "router_softmax_topk (memory-bound, by bytes) interpolated ("));
-    CHECK(has_warning(*r, "attention forward interpolated ("));
-    CHECK(has_warning(*r, "attention backward interpolated ("));
+    CHECK(has_warning(*r, "flash attention forward interpolated ("));
+    CHECK(has_warning(*r, "flash attention backward interpolated ("));
     CHECK(has_warning(*r, "all_reduce over 8 ranks interpolated ("));
     CHECK(has_warning(*r, "all_to_all over 8 ranks interpolated ("));
   }
