@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/calibration_request.hpp"
 #include "cli/commands.hpp"
 #include "cli/gpu_presence.hpp"
 #include "cli/sibling_binary.hpp"
@@ -22,6 +23,7 @@
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "report/html_report.hpp"
+#include "report/calibration_request_json.hpp"
 #include "report/validation_json.hpp"
 #include "report/validation_workload_json.hpp"
 #include "validate/compare.hpp"
@@ -34,13 +36,15 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Options {
-  std::string scenario, measured, json_out, html_out, workload_out;
+  std::string scenario, measured, json_out, html_out, workload_out, request_out;
   std::int64_t gpus = 1, layers = -1, microbatches = 2;  ///< layers -1: not given
   std::optional<std::int64_t> experts;
   std::int64_t steps = 20, warmup = 5;
   bool predict = false;
-  /// Neither a measured file, the prediction alone nor the workload alone: measure on this machine.
-  [[nodiscard]] bool measure_here() const { return measured.empty() && !predict && workload_out.empty(); }
+  /// Neither a measured file, the prediction alone nor a file alone: measure on this machine.
+  [[nodiscard]] bool measure_here() const {
+    return measured.empty() && !predict && workload_out.empty() && request_out.empty();
+  }
 };
 
 constexpr const char* kRunner = "moesim-validate-run";
@@ -104,6 +108,18 @@ int run_validate(const Options& o) {
                 o.workload_out.c_str(), static_cast<long long>(w.layers), static_cast<long long>(w.microbatches),
                 static_cast<long long>(w.tokens_per_rank), static_cast<long long>(w.warmup),
                 static_cast<long long>(w.steps), kRunner, o.workload_out.c_str());
+    if (o.measured.empty() && !o.predict && o.request_out.empty()) return 0;
+  }
+  if (!o.request_out.empty()) {
+    std::int64_t left_out = 0;
+    const hw::CalibrationRequest request = calibration_request_of(plan.scenario, left_out);
+    write_file_atomically(o.request_out, report::calibration_request_json_text(request));
+    std::printf("moesim validate: wrote %s (moesim.calibration-request/1): the proxy's %zu GEMM, %zu grouped-GEMM, "
+                "%zu attention and %zu kernel shapes%s; measure them with moesim-calibrate --request %s\n",
+                o.request_out.c_str(), request.gemm.size(), request.grouped_gemm.size(), request.attention.size(),
+                request.kernels.size(),
+                left_out > 0 ? fmt::format(" ({} beyond the calibrator left out)", left_out).c_str() : "",
+                o.request_out.c_str());
     if (o.measured.empty() && !o.predict) return 0;
   }
   std::optional<ValidationWorkload> workload;
@@ -177,6 +193,9 @@ void register_validate(CLI::App& app, Commands& commands) {
   sub->add_option("--workload", opt->workload_out,
                   "write what the proxy runner runs (moesim.validation-workload/1) and measure nothing (no GPU "
                   "needed)");
+  sub->add_option("--calibration-request", opt->request_out,
+                  "write the proxy's kernel shapes as a calibration request (moesim.calibration-request/1) for "
+                  "moesim-calibrate --request, and measure nothing (no GPU needed)");
   sub->add_option("--json", opt->json_out,
                   "write the comparison (moesim.validation/1); needs --measured or a run on this machine's GPUs");
   sub->add_option("--html", opt->html_out, "write the comparison as a self-contained HTML page");

@@ -119,6 +119,29 @@ TEST_CASE("moesim validate --workload writes what the runner runs, without a GPU
   CHECK(r.err.find("needs a measured run") != std::string::npos);
 }
 
+TEST_CASE("moesim validate --calibration-request writes the proxy's kernel shapes, without a GPU") {
+  const fs::path out = test::binary_dir() / "validate-request-test.json";
+  fs::remove(out);
+  // The proxy of DeepSeek-V3 with 32 experts on one GPU: its expert GEMMs are the proxy's (EP 1, 32
+  // experts), not the scenario's, and its multi-latent attention projections are among the GEMMs.
+  const auto r = test::run_command(bin() + " validate docs/scenarios/validation/deepseek-v3-h200.json --gpus 1 "
+                                   "--layers 1 --experts 32 --calibration-request '" + out.string() + "'",
+                                   root());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("moesim-calibrate --request") != std::string::npos);
+  const std::string text = test::slurp(out.string());
+  CHECK(text.find("\"schema\": \"moesim.calibration-request/1\"") != std::string::npos);
+  CHECK(text.find("\"n\": 24576") != std::string::npos);  // q up-projection: 128 heads x 192
+  CHECK(text.find("\"n\": 576") != std::string::npos);    // kv down-projection: 512 latent + 64 rotary
+  CHECK(text.find("\"grouped_gemm\"") != std::string::npos);
+  CHECK(text.find("\"attention\"") != std::string::npos);
+  // A request is not a comparison: --json with it alone is refused.
+  const auto refused = test::run_command(bin() + " validate mixtral-8x7b-h100-64 --calibration-request r.json "
+                                         "--json x.json", root());
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("needs a measured run") != std::string::npos);
+}
+
 TEST_CASE("without a GPU, measuring with the new options still exits 2 and leaves no temporary behind") {
   if (gpu_present()) {
     MESSAGE("skipped: a CUDA device is present");
