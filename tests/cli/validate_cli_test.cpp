@@ -119,6 +119,25 @@ TEST_CASE("moesim validate --workload writes what the runner runs, without a GPU
   CHECK(r.err.find("needs a measured run") != std::string::npos);
 }
 
+TEST_CASE("the runner's smoke stacks give workloads, and the checked-in one is today's") {
+  // device_check.sh runs both under compute-sanitizer; the runner's no-GPU test reads the GQA one
+  // from calibrate/tests/data, which must stay what moesim writes (regenerate it with this command).
+  for (const std::string smoke : {"gqa", "mla"}) {
+    const fs::path out = test::binary_dir() / ("smoke-" + smoke + "-workload.json");
+    const auto r = test::run_command(bin() + " validate calibrate/tests/smoke/" + smoke +
+                                         "-h200.json --gpus 1 --steps 1 --warmup 1 --workload '" + out.string() + "'",
+                                     root());
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const ValidationWorkload w = config::load_validation_workload(out.string());
+    CHECK(w.layers == 2);
+    CHECK((smoke == "mla") == (w.kv_lora_rank > 0));
+    CHECK((smoke == "mla") == (w.recompute == "full"));
+    if (smoke == "gqa") {
+      CHECK(test::slurp(out.string()) == test::slurp(root() + "/calibrate/tests/data/smoke-gqa-workload.json"));
+    }
+  }
+}
+
 TEST_CASE("moesim validate --calibration-request writes the proxy's kernel shapes, without a GPU") {
   const fs::path out = test::binary_dir() / "validate-request-test.json";
   fs::remove(out);
