@@ -1,4 +1,5 @@
-// `moesim accuracy [--data FILE] [--group G] [--fidelity simulation|estimate] [--verbose]`: predicted vs published per point and MAPE per group.
+// `moesim accuracy [--data FILE] [--group G] [--point ID [--scenario-out FILE]] [--fidelity simulation|estimate]
+// [--verbose]`: predicted vs published per point and MAPE per group.
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -8,7 +9,10 @@
 #include "accuracy/accuracy.hpp"
 #include "cli/commands.hpp"
 #include "config/published_loader.hpp"
+#include "core/error.hpp"
+#include "core/file_io.hpp"
 #include "planner/published_rank.hpp"
+#include "report/result_json.hpp"
 #include "scenario/plan.hpp"
 
 namespace moesim::cli {
@@ -40,6 +44,26 @@ int print_layout_ranks(const std::vector<accuracy::PublishedPoint>& points, cons
   return 0;
 }
 
+/// The one point `id` names, so that its scenario can be written and re-run with `moesim simulate`
+/// to read its breakdown. A superseded Megatron-Bridge row runs (its scenario is complete; only the
+/// MAPE leaves it out), so a release series can be compared; any other skipped point is refused with
+/// its reason.
+std::vector<accuracy::PublishedPoint> only_point(std::vector<accuracy::PublishedPoint> points, const std::string& id,
+                                                 const std::string& file) {
+  for (auto& p : points) {
+    if (p.id != id) continue;
+    if (p.skip_reason.rfind("superseded", 0) == 0) {
+      std::printf("note: %s\n", p.skip_reason.c_str());
+      p.skip_reason.clear();
+    }
+    if (!p.skip_reason.empty()) {
+      throw InputError("--point", id, "the point is skipped (" + p.skip_reason + ")", "a point that runs").in_file(file);
+    }
+    return {std::move(p)};
+  }
+  throw InputError("--point", id, "no point has this id", "the ids `moesim accuracy` lists").in_file(file);
+}
+
 }  // namespace
 
 void register_accuracy(CLI::App& app, Commands& commands) {
@@ -49,6 +73,8 @@ void register_accuracy(CLI::App& app, Commands& commands) {
     std::string fidelity = "simulation";
     bool verbose = false;
     bool rank_layouts = false;
+    std::string point;
+    std::string scenario_out;
   };
   auto opt = std::make_shared<Options>();
   auto* sub = app.add_subcommand("accuracy", "Compare predictions with published end-to-end training measurements.");
@@ -56,12 +82,22 @@ void register_accuracy(CLI::App& app, Commands& commands) {
   sub->add_option("--group", opt->group, "only this source group (e.g. narayanan2021, mcore-weak-scaling, megatron-bridge)");
   sub->add_option("--fidelity", opt->fidelity, "simulation (event simulation, the default) or estimate (closed form)")
       ->check(CLI::IsMember({"estimate", "simulation"}));
+  sub->add_option("--point", opt->point, "only the point with this id");
+  sub->add_option("--scenario-out", opt->scenario_out,
+                  "with --point: write the scenario that reproduces the point, for `moesim simulate`")
+      ->needs(sub->get_option("--point"));
   sub->add_flag("-v,--verbose", opt->verbose, "also list skipped points and the assumptions made per point");
   sub->add_flag("--rank-layouts", opt->rank_layouts,
                 "instead of the error, print each published layout's rank among the planner's candidates (estimate)");
   sub->callback([opt, &commands] {
     commands.set([opt] {
-      const auto points = config::load_published_points(opt->data);
+      auto points = config::load_published_points(opt->data);
+      if (!opt->point.empty()) {
+        points = only_point(std::move(points), opt->point, opt->data);
+        if (!opt->scenario_out.empty()) {
+          write_file_atomically(opt->scenario_out, report::scenario_to_json(points.front().scenario).dump(2) + "\n");
+        }
+      }
       if (opt->rank_layouts) return print_layout_ranks(points, opt->group);
       const auto fidelity =
           opt->fidelity == "estimate" ? accuracy::Fidelity::kEstimate : accuracy::Fidelity::kSimulation;

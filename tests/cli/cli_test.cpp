@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "../test_paths.hpp"
@@ -117,4 +118,42 @@ TEST_CASE("catalogue commands list the presets") {
   r = test::run_command(bin() + " scenarios list", root());
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("mixtral-8x7b-h100-64") != std::string::npos);
+}
+
+TEST_CASE("accuracy --point writes the point's scenario, which simulate reproduces") {
+  const std::string id = "mb-26-06-pre-training-dgx-h100-qwen3-30b-a3b-fp8-16-0-tokens_per_s_per_gpu";
+  const fs::path scenario = test::binary_dir() / "cli-test-results/accuracy-point.json";
+  fs::create_directories(scenario.parent_path());
+  fs::remove(scenario);
+  auto r = test::run_command(bin() + " accuracy --point " + id + " --scenario-out '" + scenario.string() + "'", root());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("1 points run") != std::string::npos);
+  // "<id> tokens_per_s_per_gpu <published> <predicted> <error>"
+  const auto at = r.out.find(id + " ");
+  REQUIRE(at != std::string::npos);
+  std::istringstream line(r.out.substr(at));
+  std::string name, metric;
+  double published = 0, predicted = 0;
+  line >> name >> metric >> published >> predicted;
+  CHECK(metric == "tokens_per_s_per_gpu");
+  CHECK(published == doctest::Approx(8826));
+  const auto written = nlohmann::json::parse(test::slurp(scenario.string()));
+  CHECK(written.at("schema") == "moesim.scenario/1");
+  CHECK(written.at("name") == id);
+  CHECK(written.at("moe").at("dispatcher") == "hybridep");  // the recipe setting the loader applied
+
+  const fs::path result = test::binary_dir() / "cli-test-results/accuracy-point-result.json";
+  r = test::run_command(bin() + " simulate -q '" + scenario.string() + "' --json '" + result.string() + "'", root());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(test::slurp(result.string()));
+  CHECK(j.at("tokens_per_s_per_gpu").get<double>() == doctest::Approx(predicted).epsilon(1e-3));
+
+  r = test::run_command(bin() + " accuracy --point no-such-point", root());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("at --point: value no-such-point: no point has this id") != std::string::npos);
+  r = test::run_command(bin() + " accuracy --point korthikanti22-530B-2240gpu-full-mfu", root());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("the point is skipped (global batch not published)") != std::string::npos);
+  r = test::run_command(bin() + " accuracy --scenario-out x.json", root());
+  CHECK(r.exit_code == 2);  // --scenario-out needs --point
 }
