@@ -25,4 +25,12 @@ err=$("$runner" --workload "$dir/broken.json" --out "$dir/measured.json" 2>&1 >/
 rc=$?
 if [ "$rc" -ne 2 ]; then echo "FAIL: broken workload: exit code $rc, expected 2 (stderr: $err)"; exit 1; fi
 case "$err" in *broken.json*/hidden*) ;; *) echo "FAIL: broken workload: stderr was: $err"; exit 1 ;; esac
-echo "ok: exit 2, \"moesim-validate-run: no CUDA device found\", nothing written; a broken workload refused"
+# A watchdog outside 1 s .. 1 day is bad usage, refused before any device is looked for.
+for t in 0 86401 soon; do
+  err=$("$runner" --workload "$workload" --out "$dir/measured.json" --timeout-s "$t" 2>&1 >/dev/null)
+  rc=$?
+  if [ "$rc" -ne 2 ]; then echo "FAIL: --timeout-s $t: exit code $rc, expected 2 (stderr: $err)"; exit 1; fi
+  case "$err" in *--timeout-s*) ;; *) echo "FAIL: --timeout-s $t: stderr was: $err"; exit 1 ;; esac
+done
+if [ -e "$dir/measured.json" ]; then echo "FAIL: measured.json was written"; exit 1; fi
+echo "ok: exit 2, \"moesim-validate-run: no CUDA device found\", nothing written; a broken workload and --timeout-s 0 / 86401 / soon refused"

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/scenario_errors.hpp"
 #include "cli/memory_timeline_text.hpp"
 #include "config/builtin_scenarios.hpp"
 #include "core/error.hpp"
@@ -31,8 +32,7 @@ struct Options {
   std::int64_t stage = -1;  ///< stage whose timeline is shown; -1 = the stage that peaks
 };
 
-int run_memory(const Options& opt) {
-  const Scenario s = config::load_scenario_argument(opt.scenario);
+int memory_of_scenario(const Options& opt, const Scenario& s) {
   const auto stages = schedule::plan_stages(s);
   memory::MemoryOptions mo;
   mo.expert_load_factor = opt.expert_load_factor;
@@ -85,6 +85,11 @@ int run_memory(const Options& opt) {
     if (!opt.timeline_csv.empty()) write_file_atomically(opt.timeline_csv, timeline_csv(t));
   }
   return 0;  // not fitting is an answer, not an error (scenario.md)
+}
+
+int run_memory(const Options& opt) {
+  const Scenario s = config::load_scenario_argument(opt.scenario);
+  return naming_scenario_file(opt.scenario, [&] { return memory_of_scenario(opt, s); });
 }
 
 }  // namespace

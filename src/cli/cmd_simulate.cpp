@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/scenario_errors.hpp"
 #include "cli/summary.hpp"
 #include "config/builtin_scenarios.hpp"
 #include "core/error.hpp"
@@ -57,13 +58,7 @@ void register_simulate(CLI::App& app, Commands& commands) {
         sim::SimOptions so;
         // The HTML report draws the critical ranks' timeline, so it needs one as much as the trace does.
         so.record_timeline = !opt->trace_out.empty() || !opt->html_out.empty();
-        sim::SimOutput out = [&] {
-          try {
-            return sim::simulate_step(s, so);
-          } catch (InputError& e) {
-            throw e.in_file(opt->scenario);  // the scenario is too large to simulate: name it
-          }
-        }();
+        sim::SimOutput out = naming_scenario_file(opt->scenario, [&] { return sim::simulate_step(s, so); });
         r = std::move(out.result);
         if (!opt->trace_out.empty()) {
           report::TraceOptions to;
@@ -82,7 +77,7 @@ void register_simulate(CLI::App& app, Commands& commands) {
         if (!opt->trace_out.empty()) {
           throw InputError("--trace", opt->trace_out, "a trace needs the event simulation", "--fidelity simulation");
         }
-        r = estimate::estimate_step(s);
+        r = naming_scenario_file(opt->scenario, [&] { return estimate::estimate_step(s); });
         if (!opt->html_out.empty()) {
           const auto topology = report_topology(s);
           report::HtmlExtras extras;

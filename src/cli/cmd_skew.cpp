@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/scenario_errors.hpp"
 #include "config/builtin_scenarios.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
@@ -62,13 +63,59 @@ Scenario with_skew(Scenario s, const Sweep& sw, double value) {
   return s;
 }
 
+struct Options {
+  std::string scenario, sweep = "sigma=0:1:0.5", json_out;
+  std::int64_t redundant = 1;
+};
+
+int run_skew(const Options& o) {
+  const Sweep sw = parse_sweep(o.sweep);
+  const Scenario base = config::load_scenario_argument(o.scenario);
+  return naming_scenario_file(o.scenario, [&] {
+    if (!base.model.is_moe() || base.parallel.ep < 2) {
+      throw InputError("/parallel/ep", std::to_string(base.parallel.ep),
+                       "skew needs an MoE model with expert parallelism (ep >= 2)", "ep >= 2 with num_moe_experts > 0");
+    }
+    std::printf("%s · %s × %lld · EP%lld · %lld experts top-%lld · redundant slots per rank %lld\n",
+                base.name.c_str(), base.system.name.c_str(), static_cast<long long>(base.system.gpus),
+                static_cast<long long>(base.parallel.ep), static_cast<long long>(base.model.num_moe_experts),
+                static_cast<long long>(base.model.moe_router_topk), static_cast<long long>(o.redundant));
+    std::printf("%8s %10s %10s %10s %9s %12s %10s %9s %10s\n", sw.parameter.c_str(), "imbalance", "worst", "step_s",
+                "penalty", "eplb_imbal", "eplb_step_s", "penalty", "recovered");
+    SkewSweep out;
+    out.scenario = base.name;
+    out.parameter = sw.parameter;
+    out.redundant_experts_per_rank = o.redundant;
+    out.balanced_step_time_s = sim::simulate_step(with_skew(base, sw, 0)).result.step_time_s;
+    sim::SimOptions eplb_options;
+    eplb_options.redundant_experts_per_rank = o.redundant;
+    for (double v : sw.values) {
+      const Scenario s = with_skew(base, sw, v);
+      const Result plain = sim::simulate_step(s).result;
+      const Result eplb = sim::simulate_step(s, eplb_options).result;
+      SkewPoint p;
+      p.value = v;
+      p.mean_imbalance = plain.routing.mean_imbalance;
+      p.max_imbalance = plain.routing.max_imbalance;
+      p.step_time_s = plain.step_time_s;
+      p.penalty = plain.step_time_s / out.balanced_step_time_s - 1.0;
+      p.eplb_mean_imbalance = eplb.routing.mean_imbalance;
+      p.eplb_step_time_s = eplb.step_time_s;
+      p.eplb_penalty = eplb.step_time_s / out.balanced_step_time_s - 1.0;
+      p.recovered = p.penalty > 1e-12 ? (p.penalty - p.eplb_penalty) / p.penalty : 0.0;
+      std::printf("%8.3f %10.3f %10.3f %10.4f %8.1f%% %12.3f %10.4f %8.1f%% %9.1f%%\n", v, p.mean_imbalance,
+                  p.max_imbalance, p.step_time_s, 100 * p.penalty, p.eplb_mean_imbalance, p.eplb_step_time_s,
+                  100 * p.eplb_penalty, 100 * p.recovered);
+      out.points.push_back(p);
+    }
+    if (!o.json_out.empty()) write_file_atomically(o.json_out, report::skew_to_json_text(out));
+    return 0;
+  });
+}
+
 }  // namespace
 
 void register_skew(CLI::App& app, Commands& commands) {
-  struct Options {
-    std::string scenario, sweep = "sigma=0:1:0.5", json_out;
-    std::int64_t redundant = 1;
-  };
   auto opt = std::make_shared<Options>();
   auto* sub = app.add_subcommand(
       "skew", "Step time and per-EP-rank load as routing skew grows, with and without EPLB-style expert placement.");
@@ -81,48 +128,7 @@ void register_skew(CLI::App& app, Commands& commands) {
       ->check(CLI::Range(0, 64));
   sub->add_option("--json", opt->json_out, "write the table as JSON");
   sub->callback([opt, &commands] {
-    commands.set([opt] {
-      const Sweep sw = parse_sweep(opt->sweep);
-      const Scenario base = config::load_scenario_argument(opt->scenario);
-      if (!base.model.is_moe() || base.parallel.ep < 2) {
-        throw InputError("/parallel/ep", std::to_string(base.parallel.ep),
-                         "skew needs an MoE model with expert parallelism (ep >= 2)", "ep >= 2 with num_moe_experts > 0");
-      }
-      std::printf("%s · %s × %lld · EP%lld · %lld experts top-%lld · redundant slots per rank %lld\n",
-                  base.name.c_str(), base.system.name.c_str(), static_cast<long long>(base.system.gpus),
-                  static_cast<long long>(base.parallel.ep), static_cast<long long>(base.model.num_moe_experts),
-                  static_cast<long long>(base.model.moe_router_topk), static_cast<long long>(opt->redundant));
-      std::printf("%8s %10s %10s %10s %9s %12s %10s %9s %10s\n", sw.parameter.c_str(), "imbalance", "worst", "step_s",
-                  "penalty", "eplb_imbal", "eplb_step_s", "penalty", "recovered");
-      SkewSweep out;
-      out.scenario = base.name;
-      out.parameter = sw.parameter;
-      out.redundant_experts_per_rank = opt->redundant;
-      out.balanced_step_time_s = sim::simulate_step(with_skew(base, sw, 0)).result.step_time_s;
-      sim::SimOptions eplb_options;
-      eplb_options.redundant_experts_per_rank = opt->redundant;
-      for (double v : sw.values) {
-        const Scenario s = with_skew(base, sw, v);
-        const Result plain = sim::simulate_step(s).result;
-        const Result eplb = sim::simulate_step(s, eplb_options).result;
-        SkewPoint p;
-        p.value = v;
-        p.mean_imbalance = plain.routing.mean_imbalance;
-        p.max_imbalance = plain.routing.max_imbalance;
-        p.step_time_s = plain.step_time_s;
-        p.penalty = plain.step_time_s / out.balanced_step_time_s - 1.0;
-        p.eplb_mean_imbalance = eplb.routing.mean_imbalance;
-        p.eplb_step_time_s = eplb.step_time_s;
-        p.eplb_penalty = eplb.step_time_s / out.balanced_step_time_s - 1.0;
-        p.recovered = p.penalty > 1e-12 ? (p.penalty - p.eplb_penalty) / p.penalty : 0.0;
-        std::printf("%8.3f %10.3f %10.3f %10.4f %8.1f%% %12.3f %10.4f %8.1f%% %9.1f%%\n", v, p.mean_imbalance,
-                    p.max_imbalance, p.step_time_s, 100 * p.penalty, p.eplb_mean_imbalance, p.eplb_step_time_s,
-                    100 * p.eplb_penalty, 100 * p.recovered);
-        out.points.push_back(p);
-      }
-      if (!opt->json_out.empty()) write_file_atomically(opt->json_out, report::skew_to_json_text(out));
-      return 0;
-    });
+    commands.set([opt] { return run_skew(*opt); });
   });
 }
 

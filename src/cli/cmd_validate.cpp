@@ -15,6 +15,7 @@
 
 #include "cli/calibration_request.hpp"
 #include "cli/commands.hpp"
+#include "cli/scenario_errors.hpp"
 #include "cli/gpu_presence.hpp"
 #include "cli/sibling_binary.hpp"
 #include "cli/validate_runner.hpp"
@@ -88,9 +89,7 @@ void print_comparison(const ValidationResult& v) {
               worst->measured_s);
 }
 
-int run_validate(const Options& o) {
-  validate::check_run_length(o.steps, o.warmup);
-  const Scenario s = config::load_scenario_argument(o.scenario);
+int validate_scenario(const Options& o, const Scenario& s) {
   validate::ProxyOptions po;
   po.gpus = o.gpus;
   if (o.layers != -1) po.layers = o.layers;
@@ -170,6 +169,12 @@ int run_validate(const Options& o) {
   if (!o.json_out.empty()) write_file_atomically(o.json_out, text);
   if (!o.html_out.empty()) write_file_atomically(o.html_out, report::json_text_to_html(text, o.json_out, {}));
   return 0;
+}
+
+int run_validate(const Options& o) {
+  validate::check_run_length(o.steps, o.warmup);
+  const Scenario s = config::load_scenario_argument(o.scenario);
+  return naming_scenario_file(o.scenario, [&] { return validate_scenario(o, s); });
 }
 
 }  // namespace

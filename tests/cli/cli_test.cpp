@@ -157,3 +157,27 @@ TEST_CASE("accuracy --point writes the point's scenario, which simulate reproduc
   r = test::run_command(bin() + " accuracy --scenario-out x.json", root());
   CHECK(r.exit_code == 2);  // --scenario-out needs --point
 }
+
+// The exact device-limited expert loads enumerate ordered domain choices; past 4e6 moesim refuses the
+// scenario at simulation time (the loader cannot know the EP group's NVLink domains): exit 2, one line.
+TEST_CASE("a device limit too costly to enumerate exits 2 from simulate and skew, naming the file") {
+  const std::string scenario = "tests/cli/data/device-limited-too-many-domains.json";
+  const std::string message = "moesim: error: " + scenario +
+                              ": at /moe/routing/device_limited_nodes: value 5: the expert loads under a limit of 5 "
+                              "of the EP group's 32 NVLink domains take 2.42e+07 ordered domain choices to compute, "
+                              "more than 4e+06; allowed: a limit whose domains!/(domains - limit)! stays within 4e6 "
+                              "(M <= 4 for 32 domains), or balanced routing";
+  const fs::path out = test::binary_dir() / "cli-test-never-written.json";
+  for (const std::string cmd : {" simulate ", " skew "}) {
+    CAPTURE(cmd);
+    fs::remove(out);
+    const auto r = test::run_command(bin() + cmd + scenario + " --json '" + out.string() + "'", root());
+    CHECK(r.exit_code == 2);
+    CHECK(trim(r.err) == message);
+    CHECK_FALSE(fs::exists(out));
+  }
+  // The closed form draws no loads (it warns that it assumes balanced ones), so it has nothing to refuse.
+  const auto r = test::run_command(bin() + " simulate --fidelity estimate " + scenario, root());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("fidelity estimate assumes balanced expert loads") != std::string::npos);
+}
