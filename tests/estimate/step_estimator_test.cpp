@@ -110,3 +110,46 @@ TEST_CASE("in-flight micro-batches follow Megatron's 1F1B and interleaved warm-u
   // equivalents = pp·(1 + (pp−1)/(pp·vpp)).
   CHECK(memory::inflight_chunk_passes(0, 4, 2, 64) == 11);
 }
+
+namespace {
+const std::string* dropless_caveat(const Result& r) {
+  for (const auto& w : r.warnings) {
+    if (w.rfind("dropless MoE:", 0) == 0) return &w;
+  }
+  return nullptr;
+}
+}  // namespace
+
+// docs/accuracy.md Round 5: eager dropless MoE pays a host cost per (MoE layer, micro-batch) that moesim
+// does not price. Results say how large it could be for their own pass count; nothing else changes.
+TEST_CASE("a dropless MoE result carries the host-time caveat for its critical stage's passes") {
+  Scenario s;
+  s.name = "qwen3 dropless";
+  s.model = config::load_model_preset("qwen3-30b-a3b");  // 48 layers, all MoE
+  s.system = config::load_system_preset("hgx-h100", 16);
+  s.training = {4096, 1, 64};
+  s.parallel.pp = 2;
+  s.parallel.ep = 8;
+  s.parallel.dp = 8;
+  validate_layout(s);
+  const Result r = estimate::estimate_step(s);
+  const std::string* w = dropless_caveat(r);
+  REQUIRE(w != nullptr);
+  // 24 MoE layers per stage × 64 / 8 = 8 micro-batches = 192 passes: 192 × 4.45 ms .. 192 × 8.05 ms.
+  CHECK(w->find("differ by 4.45 to 8.05 ms per pass") != std::string::npos);
+  CHECK(w->find("the critical stage runs 192 passes") != std::string::npos);
+  CHECK(w->find("may take 0.854 to 1.55 s longer") != std::string::npos);
+
+  Scenario capped = s;  // a capacity factor bounds the shapes: no token counts read back
+  capped.moe.capacity_factor = 1.25;
+  const Result c = estimate::estimate_step(capped);
+  CHECK(dropless_caveat(c) == nullptr);
+  CHECK(c.step_time_s > 0);
+  CHECK(dropless_caveat(estimate::estimate_step(dense_scenario(8, 1, 1, 1, 8))) == nullptr);  // no MoE layers
+  // The caveat is text only, and left out where nobody reads it: the step is priced the same.
+  estimate::EstimateOptions quiet;
+  quiet.memory = false;  // the planner's search reads only the step time
+  const Result searched = estimate::estimate_step(s, quiet);
+  CHECK(dropless_caveat(searched) == nullptr);
+  CHECK(searched.step_time_s == doctest::Approx(r.step_time_s));
+}
