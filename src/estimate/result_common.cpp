@@ -6,35 +6,13 @@
 #include <fmt/ranges.h>
 
 #include "core/version.hpp"
+#include "estimate/host_caveat.hpp"
 #include "estimate/layer_cost.hpp"
 #include "estimate/profile_warnings.hpp"
 #include "memory/memory_result.hpp"
 #include "model/counts.hpp"
 
 namespace moesim::estimate {
-namespace {
-
-// Eager Megatron runs of a dropless MoE pay a host cost per (MoE layer, micro-batch) that moesim does
-// not price (docs/accuracy.md, Round 5): the dispatcher reads the token counts back every MoE forward
-// and the CPU, its lead gone, sets the pace. Two pairs of Megatron-Bridge rows that differ only in
-// token-drop against dropless routing bound it (tests/validation/published.json, Qwen3-30B-A3B; the
-// routers are force-balanced, so the GPU work is the same): B200 EP8, mbs 1, 25.09 against 25.11,
-// (28.19 - 14.51) s / (64 micro-batches x 48 layers) = 4.45 ms; H100 PP2 VPP24 EP8, mbs 2, 25.09
-// against 25.11, (24.85 - 12.49) s / (32 x 48) = 8.05 ms. A caveat, not a term of the prediction:
-// the figures are two runs' differences, not a measured per-op cost.
-constexpr double kDroplessHostGapLowS = 4.45e-3;
-constexpr double kDroplessHostGapHighS = 8.05e-3;
-
-/// MoE layers the critical stage runs per micro-batch (all its virtual chunks).
-std::int64_t critical_moe_layers(const Result& r, const std::vector<schedule::StageLayers>& stages) {
-  const auto at = static_cast<std::size_t>(r.breakdown.critical_stage);
-  if (at >= stages.size()) return 0;
-  std::int64_t n = 0;
-  for (const std::int64_t layer : stages[at].layers) n += r.scenario.model.layer_is_moe(layer) ? 1 : 0;
-  return n;
-}
-
-}  // namespace
 
 Result start_result(const Scenario& s, std::string_view fidelity) {
   Result r;
@@ -99,17 +77,9 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, 
     r.warnings.push_back(
         "kernel times from datasheet roofline with shape-dependent GEMM efficiency (no calibration profile)");
   }
-  if (memory.compute && s.model.is_moe() && !s.moe.capacity_factor) {
-    const std::int64_t passes = critical_moe_layers(r, stages) * s.num_microbatches();
-    if (passes > 0) {
-      const double n = static_cast<double>(passes);
-      r.warnings.push_back(fmt::format(
-          "dropless MoE: eager Megatron runs pay host time per (MoE layer, micro-batch) pass that moesim does not "
-          "price: published token-drop and dropless runs of one layout differ by {:.2f} to {:.2f} ms per pass "
-          "(docs/accuracy.md, Round 5); the critical stage runs {} passes, so this {:.3g} s step may take {:.3g} "
-          "to {:.3g} s longer, unless the run is sync-free under full-iteration CUDA graphs",
-          1e3 * kDroplessHostGapLowS, 1e3 * kDroplessHostGapHighS, passes, r.step_time_s,
-          n * kDroplessHostGapLowS, n * kDroplessHostGapHighS));
+  if (memory.compute) {
+    if (const auto caveat = dropless_host_caveat(s, stages, r.breakdown.critical_stage)) {
+      r.warnings.push_back(dropless_host_warning(*caveat, r.step_time_s));
     }
   }
   if (memory.compute) {

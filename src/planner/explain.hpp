@@ -12,8 +12,9 @@ namespace moesim::planner {
 /// Breakdown categories (seconds on the critical rank) in a fixed order, for tables and deltas.
 [[nodiscard]] std::vector<std::pair<std::string, double>> breakdown_categories(const Breakdown& b);
 
-/// Fills plan.explanation and plan.vs_runner_up from plan.rows.
-void explain_winner(Plan& plan);
+/// Fills plan.explanation and plan.vs_runner_up from plan.rows; `feasible` (every layout that fits, by
+/// estimate) is where the dropless-MoE host-time caveat looks for a layout with fewer passes.
+void explain_winner(Plan& plan, const std::vector<CandidateEstimate>& feasible = {});
 
 /// The accuracy risk of training in `p`, with its source (empty for bf16).
 [[nodiscard]] std::string precision_risk(Precision p);

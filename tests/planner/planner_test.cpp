@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "config/plan_loader.hpp"
 #include "core/error.hpp"
 #include "planner/pareto.hpp"
@@ -202,4 +204,41 @@ TEST_CASE("issue 7 must-show 1: DeepSeek-V3 on 1,024 H100; the winner simulated 
           " s; NVIDIA TP2 PP8 VPP4 EP64: ", nvidia.step_time_s, " s (fits: ", nvidia.memory.fits, ")");
   CHECK(winner.step_time_s == w.result.step_time_s);  // simulated alone = as ranked
   CHECK(winner.step_time_s <= nvidia.step_time_s);
+}
+
+namespace {
+const std::string* host_line(const Plan& plan) {
+  for (const auto& line : plan.explanation) {
+    if (line.rfind("Not in the ranking: eager Megatron runs of a dropless MoE", 0) == 0) return &line;
+  }
+  return nullptr;
+}
+}  // namespace
+
+// docs/accuracy.md Round 5: the ranking does not price the host time of eager dropless MoE; the
+// explanation says what it would add to the winner and which layout would rank first if every layout
+// paid the low end per (MoE layer, micro-batch) pass.
+TEST_CASE("the explanation of a dropless MoE plan states the host-time caveat and the layout it would favour") {
+  PlanRequest r = request_for("qwen3-30b-a3b", "hgx-h100", 16, 4096, 1024);
+  r.skew_sensitivity = false;
+  r.finalists = 2;
+  r.top = 2;
+  const Plan plan = planner::make_plan(r, {});
+  REQUIRE_FALSE(plan.rows.empty());
+  const std::string* line = host_line(plan);
+  REQUIRE(line != nullptr);
+  const Scenario win = planner::scenario_for(plan.request, plan.rows.front().estimate.candidate);
+  // 48 MoE layers over pp stages, gbs 1024 over dp · mbs micro-batches.
+  const std::int64_t passes = 48 / win.parallel.pp * win.num_microbatches();
+  CHECK(line->find(fmt::format("the winner runs {} passes on its critical stage", passes)) != std::string::npos);
+  // Halving the passes (a larger micro-batch) saves more host time than the ranking's margins here.
+  const auto at = line->find("with every layout paying the low end, ");
+  REQUIRE(at != std::string::npos);
+  CHECK(line->find(fmt::format("{} passes", passes / 2), at) != std::string::npos);
+
+  PlanRequest dense = request_for("llama-3-8b", "hgx-h100", 8, 4096, 64);
+  dense.skew_sensitivity = false;
+  dense.finalists = 1;
+  dense.top = 1;
+  CHECK(host_line(planner::make_plan(dense, {})) == nullptr);
 }

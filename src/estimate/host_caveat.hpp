@@ -1,0 +1,35 @@
+#pragma once
+// The host time eager Megatron runs of a dropless MoE pay and moesim does not price (docs/accuracy.md,
+// Round 5), as a caveat results and plans state: its size per (MoE layer, micro-batch) pass from
+// published runs, and what it would add to one layout's step.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenario/scenario.hpp"
+#include "schedule/stage_plan.hpp"
+
+namespace moesim::estimate {
+
+struct DroplessHostCaveat {
+  std::int64_t passes = 0;  ///< MoE layers of the critical stage × micro-batches
+  double low_s = 0;         ///< passes × the smaller published per-pass difference
+  double high_s = 0;        ///< passes × the larger one
+};
+
+/// Per-pass bounds, seconds (the source is in host_caveat.cpp).
+[[nodiscard]] double dropless_host_gap_low_s();
+[[nodiscard]] double dropless_host_gap_high_s();
+
+/// The caveat for a dropless MoE scenario (no capacity factor) whose critical pipeline stage is
+/// `critical_stage` of `stages`; nothing for a dense model, a capacity-bounded one or a stage without
+/// MoE layers.
+[[nodiscard]] std::optional<DroplessHostCaveat> dropless_host_caveat(const Scenario& s,
+                                                                     const std::vector<schedule::StageLayers>& stages,
+                                                                     std::int64_t critical_stage);
+
+/// The result warning that states it for a step of `step_time_s`.
+[[nodiscard]] std::string dropless_host_warning(const DroplessHostCaveat& c, double step_time_s);
+
+}  // namespace moesim::estimate
