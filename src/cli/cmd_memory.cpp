@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "cli/scenario_errors.hpp"
 #include "cli/memory_timeline_text.hpp"
+#include "cli/scenario_errors.hpp"
 #include "config/builtin_scenarios.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"

@@ -15,8 +15,8 @@
 
 #include "cli/calibration_request.hpp"
 #include "cli/commands.hpp"
-#include "cli/scenario_errors.hpp"
 #include "cli/gpu_presence.hpp"
+#include "cli/scenario_errors.hpp"
 #include "cli/sibling_binary.hpp"
 #include "cli/validate_runner.hpp"
 #include "config/builtin_scenarios.hpp"

@@ -36,8 +36,8 @@ std::optional<estimate::DroplessHostCaveat> host_caveat_of(const PlanRequest& re
 
 /// docs/accuracy.md Round 5: a dropless MoE run in eager mode pays host time per (MoE layer,
 /// micro-batch) pass that the ranking does not price. Says what it would add to the winner and names
-/// the feasible layout that ranks first once every layout pays the low end of the range, when that is
-/// another layout (compared by estimate, as the search ranked them).
+/// the feasible layout on the winner's GPU count that ranks first once every layout pays the low end
+/// of the range, when that is another layout (compared by estimate, as the search ranked them).
 void explain_host_caveat(const Plan& plan, const std::vector<CandidateEstimate>& feasible,
                          std::vector<std::string>& out) {
   const Result& w = plan.rows.front().result;
@@ -54,6 +54,7 @@ void explain_host_caveat(const Plan& plan, const std::vector<CandidateEstimate>&
   const CandidateEstimate* best = nullptr;
   std::optional<estimate::DroplessHostCaveat> bc;
   for (const CandidateEstimate& e : feasible) {
+    if (e.candidate.gpus != win.candidate.gpus) continue;  // step times compare only on the same GPUs
     const auto c = host_caveat_of(plan.request, e.candidate);
     if (!c || !win_passes || c->passes >= win_passes->passes) continue;
     const double total = e.step_time_s + c->low_s;
