@@ -55,8 +55,11 @@ void explain_host_caveat(const Plan& plan, const std::vector<CandidateEstimate>&
   std::optional<estimate::DroplessHostCaveat> bc;
   for (const CandidateEstimate& e : feasible) {
     if (e.candidate.gpus != win.candidate.gpus) continue;  // step times compare only on the same GPUs
+    // Host time only adds: a layout already slower than the winner plus its host time cannot rank first,
+    // and skipping it here spares building its scenario (tens of thousands of candidates).
+    if (!win_passes || e.step_time_s >= win.step_time_s + win_passes->low_s) continue;
     const auto c = host_caveat_of(plan.request, e.candidate);
-    if (!c || !win_passes || c->passes >= win_passes->passes) continue;
+    if (!c || c->passes >= win_passes->passes) continue;
     const double total = e.step_time_s + c->low_s;
     if (total >= win.step_time_s + win_passes->low_s) continue;
     if (!best || total < best->step_time_s + bc->low_s) {
