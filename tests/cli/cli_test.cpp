@@ -156,6 +156,11 @@ TEST_CASE("accuracy --point writes the point's scenario, which simulate reproduc
   CHECK(r.err.find("the point is skipped (global batch not published)") != std::string::npos);
   r = test::run_command(bin() + " accuracy --scenario-out x.json", root());
   CHECK(r.exit_code == 2);  // --scenario-out needs --point
+  CHECK(r.err.find("--scenario-out requires --point") != std::string::npos);
+  r = test::run_command(bin() + " accuracy --point " + id + " --scenario-out no/such/folder/x.json", root());
+  CHECK(r.exit_code == 2);
+  CHECK(trim(r.err) == "moesim: error: no/such/folder/x.json: at /: cannot create output file (is the folder "
+                       "writable?): No such file or directory");
 }
 
 // The exact device-limited expert loads enumerate ordered domain choices; past 4e6 moesim refuses the
