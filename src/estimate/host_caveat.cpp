@@ -22,17 +22,22 @@ double dropless_host_gap_low_s() { return kDroplessHostGapLowS; }
 double dropless_host_gap_high_s() { return kDroplessHostGapHighS; }
 
 std::optional<DroplessHostCaveat> dropless_host_caveat(const Scenario& s,
-                                                       const std::vector<schedule::StageLayers>& stages,
-                                                       std::int64_t critical_stage) {
+                                                       const std::vector<schedule::StageLayers>& stages) {
   if (!s.model.is_moe() || s.moe.capacity_factor) return std::nullopt;
-  if (critical_stage < 0 || static_cast<std::size_t>(critical_stage) >= stages.size()) return std::nullopt;
-  std::int64_t layers = 0;
-  for (const std::int64_t layer : stages[static_cast<std::size_t>(critical_stage)].layers) {
-    layers += s.model.layer_is_moe(layer) ? 1 : 0;
+  std::int64_t most_layers = 0;
+  std::int64_t most_stage = 0;
+  for (std::size_t st = 0; st < stages.size(); ++st) {
+    std::int64_t layers = 0;
+    for (const std::int64_t layer : stages[st].layers) layers += s.model.layer_is_moe(layer) ? 1 : 0;
+    if (layers > most_layers) {
+      most_layers = layers;
+      most_stage = static_cast<std::int64_t>(st);
+    }
   }
-  if (layers == 0) return std::nullopt;
+  if (most_layers == 0) return std::nullopt;
   DroplessHostCaveat c;
-  c.passes = layers * s.num_microbatches();
+  c.stage = most_stage;
+  c.passes = most_layers * s.num_microbatches();
   c.low_s = static_cast<double>(c.passes) * kDroplessHostGapLowS;
   c.high_s = static_cast<double>(c.passes) * kDroplessHostGapHighS;
   return c;
@@ -42,9 +47,9 @@ std::string dropless_host_warning(const DroplessHostCaveat& c, double step_time_
   return fmt::format(
       "dropless MoE: eager Megatron runs pay host time per (MoE layer, micro-batch) pass that moesim does not "
       "price: published token-drop and dropless runs of one layout differ by {:.2f} to {:.2f} ms per pass "
-      "(docs/accuracy.md, Round 5); the critical stage runs {} passes, so this {:.3g} s step may take {:.3g} "
-      "to {:.3g} s longer, unless the run is sync-free under full-iteration CUDA graphs",
-      1e3 * kDroplessHostGapLowS, 1e3 * kDroplessHostGapHighS, c.passes, step_time_s, c.low_s, c.high_s);
+      "(docs/accuracy.md, Round 5); stage {}, the one with the most MoE layers, runs {} passes, so this {:.3g} s "
+      "step may take {:.3g} to {:.3g} s longer, unless the run is sync-free under full-iteration CUDA graphs",
+      1e3 * kDroplessHostGapLowS, 1e3 * kDroplessHostGapHighS, c.stage, c.passes, step_time_s, c.low_s, c.high_s);
 }
 
 }  // namespace moesim::estimate

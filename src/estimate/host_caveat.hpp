@@ -13,7 +13,8 @@
 namespace moesim::estimate {
 
 struct DroplessHostCaveat {
-  std::int64_t passes = 0;  ///< MoE layers of the critical stage × micro-batches
+  std::int64_t stage = 0;   ///< the pipeline stage with the most MoE layers (the first of equals)
+  std::int64_t passes = 0;  ///< its MoE layers × micro-batches
   double low_s = 0;         ///< passes × the smaller published per-pass difference
   double high_s = 0;        ///< passes × the larger one
 };
@@ -22,12 +23,12 @@ struct DroplessHostCaveat {
 [[nodiscard]] double dropless_host_gap_low_s();
 [[nodiscard]] double dropless_host_gap_high_s();
 
-/// The caveat for a dropless MoE scenario (no capacity factor) whose critical pipeline stage is
-/// `critical_stage` of `stages`; nothing for a dense model, a capacity-bounded one or a stage without
-/// MoE layers.
+/// The caveat for a dropless MoE scenario (no capacity factor) laid out as `stages`; nothing for a
+/// dense model or a capacity-bounded one. Every stage pays host time for each of its own MoE passes and
+/// the pipeline runs at its slowest stage's pace, so the stage with the most MoE layers sizes it, whichever
+/// stage the unpriced step's critical path runs through; results and plans use this one measure.
 [[nodiscard]] std::optional<DroplessHostCaveat> dropless_host_caveat(const Scenario& s,
-                                                                     const std::vector<schedule::StageLayers>& stages,
-                                                                     std::int64_t critical_stage);
+                                                                     const std::vector<schedule::StageLayers>& stages);
 
 /// The result warning that states it for a step of `step_time_s`.
 [[nodiscard]] std::string dropless_host_warning(const DroplessHostCaveat& c, double step_time_s);

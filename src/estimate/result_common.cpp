@@ -78,7 +78,7 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, 
         "kernel times from datasheet roofline with shape-dependent GEMM efficiency (no calibration profile)");
   }
   if (memory.compute) {
-    if (const auto caveat = dropless_host_caveat(s, stages, r.breakdown.critical_stage)) {
+    if (const auto caveat = dropless_host_caveat(s, stages)) {
       r.warnings.push_back(dropless_host_warning(*caveat, r.step_time_s));
     }
   }

@@ -17,21 +17,9 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string percent(double share) { return fmt::format("{:.0f} %", 100.0 * share); }
 
-std::optional<estimate::DroplessHostCaveat> host_caveat_of(const Result& r) {
-  return estimate::dropless_host_caveat(r.scenario, schedule::plan_stages(r.scenario), r.breakdown.critical_stage);
-}
-
-/// MoE layers × micro-batches of a layout's most loaded pipeline stage (its critical one for the
-/// candidates, which keep no breakdown).
 std::optional<estimate::DroplessHostCaveat> host_caveat_of(const PlanRequest& request, const Candidate& c) {
   const Scenario s = scenario_for(request, c);
-  const auto stages = schedule::plan_stages(s);
-  std::optional<estimate::DroplessHostCaveat> most;
-  for (std::size_t st = 0; st < stages.size(); ++st) {
-    const auto here = estimate::dropless_host_caveat(s, stages, static_cast<std::int64_t>(st));
-    if (here && (!most || here->passes > most->passes)) most = here;
-  }
-  return most;
+  return estimate::dropless_host_caveat(s, schedule::plan_stages(s));
 }
 
 /// docs/accuracy.md Round 5: a dropless MoE run in eager mode pays host time per (MoE layer,
@@ -40,28 +28,26 @@ std::optional<estimate::DroplessHostCaveat> host_caveat_of(const PlanRequest& re
 /// of the range, when that is another layout (compared by estimate, as the search ranked them).
 void explain_host_caveat(const Plan& plan, const std::vector<CandidateEstimate>& feasible,
                          std::vector<std::string>& out) {
-  const Result& w = plan.rows.front().result;
-  const auto wc = host_caveat_of(w);
+  const CandidateEstimate& win = plan.rows.front().estimate;
+  const auto wc = host_caveat_of(plan.request, win.candidate);
   if (!wc) return;
   std::string line = fmt::format(
       "Not in the ranking: eager Megatron runs of a dropless MoE pay host time per (MoE layer, micro-batch) "
-      "pass, {:.2f} to {:.2f} ms in published runs (docs/accuracy.md, Round 5); the winner runs {} passes on its "
-      "critical stage, +{:.3g} to {:.3g} s",
-      1e3 * estimate::dropless_host_gap_low_s(), 1e3 * estimate::dropless_host_gap_high_s(), wc->passes, wc->low_s,
-      wc->high_s);
-  const CandidateEstimate& win = plan.rows.front().estimate;
-  const auto win_passes = host_caveat_of(plan.request, win.candidate);
+      "pass, {:.2f} to {:.2f} ms in published runs (docs/accuracy.md, Round 5); the winner runs {} passes on "
+      "stage {}, its stage with the most MoE layers, +{:.3g} to {:.3g} s",
+      1e3 * estimate::dropless_host_gap_low_s(), 1e3 * estimate::dropless_host_gap_high_s(), wc->passes, wc->stage,
+      wc->low_s, wc->high_s);
   const CandidateEstimate* best = nullptr;
   std::optional<estimate::DroplessHostCaveat> bc;
   for (const CandidateEstimate& e : feasible) {
     if (e.candidate.gpus != win.candidate.gpus) continue;  // step times compare only on the same GPUs
     // Host time only adds: a layout already slower than the winner plus its host time cannot rank first,
     // and skipping it here spares building its scenario (tens of thousands of candidates).
-    if (!win_passes || e.step_time_s >= win.step_time_s + win_passes->low_s) continue;
+    if (e.step_time_s >= win.step_time_s + wc->low_s) continue;
     const auto c = host_caveat_of(plan.request, e.candidate);
-    if (!c || c->passes >= win_passes->passes) continue;
+    if (!c || c->passes >= wc->passes) continue;
     const double total = e.step_time_s + c->low_s;
-    if (total >= win.step_time_s + win_passes->low_s) continue;
+    if (total >= win.step_time_s + wc->low_s) continue;
     if (!best || total < best->step_time_s + bc->low_s) {
       best = &e;
       bc = c;
@@ -71,7 +57,7 @@ void explain_host_caveat(const Plan& plan, const std::vector<CandidateEstimate>&
     line += fmt::format("; with every layout paying the low end, {} ranks first: {} passes, {:.3f} + {:.3g} s "
                         "against the winner's {:.3f} + {:.3g} s (estimates)",
                         describe(plan.request, best->candidate), bc->passes, best->step_time_s, bc->low_s,
-                        win.step_time_s, win_passes->low_s);
+                        win.step_time_s, wc->low_s);
   }
   out.push_back(line + ". Full-iteration CUDA graphs with a sync-free dispatcher do not pay it.");
 }

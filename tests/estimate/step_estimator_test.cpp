@@ -122,7 +122,7 @@ const std::string* dropless_caveat(const Result& r) {
 
 // docs/accuracy.md Round 5: eager dropless MoE pays a host cost per (MoE layer, micro-batch) that moesim
 // does not price. Results say how large it could be for their own pass count; nothing else changes.
-TEST_CASE("a dropless MoE result carries the host-time caveat for its critical stage's passes") {
+TEST_CASE("a dropless MoE result carries the host-time caveat for its most MoE-loaded stage's passes") {
   Scenario s;
   s.name = "qwen3 dropless";
   s.model = config::load_model_preset("qwen3-30b-a3b");  // 48 layers, all MoE
@@ -137,8 +137,28 @@ TEST_CASE("a dropless MoE result carries the host-time caveat for its critical s
   REQUIRE(w != nullptr);
   // 24 MoE layers per stage × 64 / 8 = 8 micro-batches = 192 passes: 192 × 4.45 ms .. 192 × 8.05 ms.
   CHECK(w->find("differ by 4.45 to 8.05 ms per pass") != std::string::npos);
-  CHECK(w->find("the critical stage runs 192 passes") != std::string::npos);
+  CHECK(w->find("stage 0, the one with the most MoE layers, runs 192 passes") != std::string::npos);
   CHECK(w->find("may take 0.854 to 1.55 s longer") != std::string::npos);
+
+  // DeepSeek-V3 over pp 4: 61 layers split 15, 16, 15, 15 and the first 3 are dense, so the stages hold
+  // 12, 16, 15 and 15 MoE layers. The critical path runs through the last stage (MTP and LM head), but every
+  // stage pays for its own passes and the pipeline keeps the pace of the slowest: stage 1 sizes the caveat,
+  // 16 × (2048 / 64 / 1 = 32 micro-batches) = 512 passes, 2.28 to 4.12 s.
+  Scenario ds;
+  ds.name = "deepseek-v3 dropless";
+  ds.model = config::load_model_preset("deepseek-v3");
+  ds.system = config::load_system_preset("hgx-h100", 256);
+  ds.training = {4096, 1, 2048};
+  ds.parallel.pp = 4;
+  ds.parallel.ep = 64;
+  ds.parallel.dp = 64;
+  validate_layout(ds);
+  const Result dr = estimate::estimate_step(ds);
+  const std::string* dw = dropless_caveat(dr);
+  REQUIRE(dw != nullptr);
+  CHECK(dr.breakdown.critical_stage == 3);
+  CHECK(dw->find("stage 1, the one with the most MoE layers, runs 512 passes") != std::string::npos);
+  CHECK(dw->find("may take 2.28 to 4.12 s longer") != std::string::npos);
 
   Scenario capped = s;  // a capacity factor bounds the shapes: no token counts read back
   capped.moe.capacity_factor = 1.25;
