@@ -72,16 +72,28 @@ std::vector<std::int64_t> read_layer_indices(const ObjectReader& r, const char* 
   return out;
 }
 
-/// Fields every Llama-style decoder config spells the same way.
-Imported read_decoder_core(const ObjectReader& r) {
-  Imported imp;
+/// The four sizes every family except DBRX spells the same way; one KV head per query head until the
+/// family says otherwise (GQA configs, or MLA where one latent serves all heads).
+void read_sizes(const ObjectReader& r, Imported& imp) {
   ModelSpec& s = imp.spec;
   s.num_layers = r.require_int("num_hidden_layers", lim::kLayers);
   s.hidden_size = r.require_int("hidden_size", lim::kHidden);
   s.num_attention_heads = r.require_int("num_attention_heads", lim::kHeads);
+  s.num_query_groups = s.num_attention_heads;
+  s.vocab_size = r.require_int("vocab_size", lim::kVocab);
+  map_key(imp, "num_layers", r.path_of("num_hidden_layers"));
+  map_key(imp, "hidden_size", r.path_of("hidden_size"));
+  map_key(imp, "num_attention_heads", r.path_of("num_attention_heads"));
+  map_key(imp, "vocab_size", r.path_of("vocab_size"));
+}
+
+/// Fields every Llama-style decoder config spells the same way.
+Imported read_decoder_core(const ObjectReader& r) {
+  Imported imp;
+  ModelSpec& s = imp.spec;
+  read_sizes(r, imp);
   // Configs from before GQA omit num_key_value_heads: one KV head per query head.
   s.num_query_groups = r.get_int("num_key_value_heads", s.num_attention_heads, lim::kHeads);
-  s.vocab_size = r.require_int("vocab_size", lim::kVocab);
   s.share_embeddings_and_output_weights = r.get_bool("tie_word_embeddings", false);
   s.add_bias_linear = r.get_bool("attention_bias", false) || r.get_bool("mlp_bias", false);
   if (auto d = r.optional_int("head_dim", lim::kHeadDim)) {
@@ -94,12 +106,8 @@ Imported read_decoder_core(const ObjectReader& r) {
                          ") is not divisible by num_attention_heads (" + str(s.num_attention_heads) + ")",
                      range_text(lim::kHeadDim));
   }
-  map_key(imp, "num_layers", r.path_of("num_hidden_layers"));
-  map_key(imp, "hidden_size", r.path_of("hidden_size"));
-  map_key(imp, "num_attention_heads", r.path_of("num_attention_heads"));
   map_key(imp, "num_query_groups", r.path_of("num_key_value_heads"));
   map_key(imp, "kv_channels", r.path_of("head_dim"));
-  map_key(imp, "vocab_size", r.path_of("vocab_size"));
   return imp;
 }
 
@@ -208,19 +216,10 @@ Imported read_deepseek(const Json& cfg) {
   const ObjectReader r = lenient_reader(cfg, "");
   Imported imp;
   ModelSpec& s = imp.spec;
-  s.num_layers = r.require_int("num_hidden_layers", lim::kLayers);
-  s.hidden_size = r.require_int("hidden_size", lim::kHidden);
-  s.num_attention_heads = r.require_int("num_attention_heads", lim::kHeads);
-  // num_key_value_heads is meaningless under MLA (one latent serves all heads).
-  s.num_query_groups = s.num_attention_heads;
-  s.vocab_size = r.require_int("vocab_size", lim::kVocab);
+  read_sizes(r, imp);  // num_key_value_heads is meaningless under MLA (one latent serves all heads)
   s.share_embeddings_and_output_weights = r.get_bool("tie_word_embeddings", false);
   s.add_bias_linear = r.get_bool("attention_bias", false);
   read_dense_ffn(r, imp);
-  map_key(imp, "num_layers", r.path_of("num_hidden_layers"));
-  map_key(imp, "hidden_size", r.path_of("hidden_size"));
-  map_key(imp, "num_attention_heads", r.path_of("num_attention_heads"));
-  map_key(imp, "vocab_size", r.path_of("vocab_size"));
 
   model::MlaSpec m;
   m.q_lora_rank = r.get_int("q_lora_rank", 0, lim::kLatentRankOrZero);  // null: queries are not compressed
@@ -349,11 +348,7 @@ Imported read_esm(const Json& cfg) {
   const ObjectReader r = lenient_reader(cfg, "");
   Imported imp;
   ModelSpec& s = imp.spec;
-  s.num_layers = r.require_int("num_hidden_layers", lim::kLayers);
-  s.hidden_size = r.require_int("hidden_size", lim::kHidden);
-  s.num_attention_heads = r.require_int("num_attention_heads", lim::kHeads);
-  s.num_query_groups = s.num_attention_heads;
-  s.vocab_size = r.require_int("vocab_size", lim::kVocab);
+  read_sizes(r, imp);
   read_dense_ffn(r, imp);
   if (s.hidden_size % s.num_attention_heads != 0) {
     throw InputError(r.path_of("hidden_size"), str(s.hidden_size),
@@ -364,10 +359,6 @@ Imported read_esm(const Json& cfg) {
   s.causal = false;
   s.add_bias_linear = true;
   s.share_embeddings_and_output_weights = r.get_bool("tie_word_embeddings", true);
-  map_key(imp, "num_layers", r.path_of("num_hidden_layers"));
-  map_key(imp, "hidden_size", r.path_of("hidden_size"));
-  map_key(imp, "num_attention_heads", r.path_of("num_attention_heads"));
-  map_key(imp, "vocab_size", r.path_of("vocab_size"));
   return imp;
 }
 

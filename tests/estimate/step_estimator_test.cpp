@@ -112,6 +112,19 @@ TEST_CASE("in-flight micro-batches follow Megatron's 1F1B and interleaved warm-u
 }
 
 namespace {
+/// A dropless MoE preset on H100 with ep · dp = gpus / pp (TP 1).
+Scenario moe_scenario(const char* preset, std::int64_t gpus, std::int64_t gbs, std::int64_t pp, std::int64_t ep) {
+  Scenario s;
+  s.name = std::string(preset) + " dropless";
+  s.model = config::load_model_preset(preset);
+  s.system = config::load_system_preset("hgx-h100", gpus);
+  s.training = {4096, 1, gbs};
+  s.parallel.pp = pp;
+  s.parallel.ep = ep;
+  s.parallel.dp = gpus / pp;
+  validate_layout(s);
+  return s;
+}
 const std::string* dropless_caveat(const Result& r) {
   for (const auto& w : r.warnings) {
     if (w.rfind("dropless MoE:", 0) == 0) return &w;
@@ -123,15 +136,7 @@ const std::string* dropless_caveat(const Result& r) {
 // docs/accuracy.md Round 5: eager dropless MoE pays a host cost per (MoE layer, micro-batch) that moesim
 // does not price. Results say how large it could be for their own pass count; nothing else changes.
 TEST_CASE("a dropless MoE result carries the host-time caveat for its most MoE-loaded stage's passes") {
-  Scenario s;
-  s.name = "qwen3 dropless";
-  s.model = config::load_model_preset("qwen3-30b-a3b");  // 48 layers, all MoE
-  s.system = config::load_system_preset("hgx-h100", 16);
-  s.training = {4096, 1, 64};
-  s.parallel.pp = 2;
-  s.parallel.ep = 8;
-  s.parallel.dp = 8;
-  validate_layout(s);
+  const Scenario s = moe_scenario("qwen3-30b-a3b", 16, 64, 2, 8);  // 48 layers, all MoE
   const Result r = estimate::estimate_step(s);
   const std::string* w = dropless_caveat(r);
   REQUIRE(w != nullptr);
@@ -144,16 +149,7 @@ TEST_CASE("a dropless MoE result carries the host-time caveat for its most MoE-l
   // 12, 16, 15 and 15 MoE layers. The critical path runs through the last stage (MTP and LM head), but every
   // stage pays for its own passes and the pipeline keeps the pace of the slowest: stage 1 sizes the caveat,
   // 16 × (2048 / 64 / 1 = 32 micro-batches) = 512 passes, 2.28 to 4.12 s.
-  Scenario ds;
-  ds.name = "deepseek-v3 dropless";
-  ds.model = config::load_model_preset("deepseek-v3");
-  ds.system = config::load_system_preset("hgx-h100", 256);
-  ds.training = {4096, 1, 2048};
-  ds.parallel.pp = 4;
-  ds.parallel.ep = 64;
-  ds.parallel.dp = 64;
-  validate_layout(ds);
-  const Result dr = estimate::estimate_step(ds);
+  const Result dr = estimate::estimate_step(moe_scenario("deepseek-v3", 256, 2048, 4, 64));
   const std::string* dw = dropless_caveat(dr);
   REQUIRE(dw != nullptr);
   CHECK(dr.breakdown.critical_stage == 3);
