@@ -36,6 +36,7 @@ struct PlanCliOptions {
   double token_budget = 0;
   int threads = 0;
   double checkpoint_every_s = 30;
+  double host_sync_idle_s = -1;  ///< < 0: the scenario's moe.host_sync_idle_s (0 with the flags form)
   bool no_skew = false, quiet = false, resume = false;
 };
 
@@ -90,6 +91,7 @@ PlanRequest build_request(const PlanCliOptions& o) {
   if (!o.recompute.empty()) req.space.recompute = parse_recompute_list(o.recompute);
   if (!o.precision.empty()) req.space.precision = parse_precisions(o.precision, req.base.system.gpu);
   if (!o.dispatcher.empty()) req.space.dispatcher = parse_dispatchers(o.dispatcher);
+  if (o.host_sync_idle_s >= 0) req.base.moe.host_sync_idle_s = o.host_sync_idle_s;
   req.objective = o.objective == "tokens-per-gpu-hour" ? PlanObjective::kTokensPerGpuHour
                   : o.objective == "time-to-tokens"    ? PlanObjective::kTimeToTokens
                                                        : PlanObjective::kThroughput;
@@ -211,6 +213,10 @@ void register_plan(CLI::App& app, Commands& commands) {
                   "precisions to search: a list (bf16,fp8,fp8-blockwise,mxfp8,nvfp4) or all (default: the scenario's, else bf16)");
   sub->add_option("--dispatcher", o->dispatcher,
                   "MoE token dispatchers to search: alltoall, allgather, deepep, hybridep (default: the scenario's and deepep)");
+  sub->add_option("--host-sync-idle-s", o->host_sync_idle_s,
+                  "seconds the GPU idles per MoE layer forward at the token-count read-back, measured on your stack "
+                  "(moe.host_sync_idle_s; default: the scenario's, else 0 = not priced)")
+      ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--objective", o->objective, "throughput, tokens-per-gpu-hour or time-to-tokens")
       ->check(CLI::IsMember({"throughput", "tokens-per-gpu-hour", "time-to-tokens"}));
   sub->add_option("--token-budget", o->token_budget, "tokens to train (reports the time to train them)")

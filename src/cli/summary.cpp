@@ -82,6 +82,7 @@ std::string format_result_summary(const Result& r) {
   row("dp_comm", b.dp_comm);
   row("bubble", b.bubble);
   row("optimizer", b.optimizer);
+  if (b.host_idle > 0) row("host_idle", b.host_idle);  // only when moe.host_sync_idle_s prices it
   out += fmt::format("  {:<13} {:>10.4f}  (sum of the *_comm rows)\n", "exposed_comm", b.exposed_comm);
   if (s.model.is_moe()) out += fmt::format("  {:<13} {:>10.3f}  (max/mean tokens per EP rank)\n", "moe_imbalance", b.moe_imbalance);
   out += fmt::format("memory     peak {:.1f} GiB of {:.1f} GiB per GPU: {}\n", r.memory.peak_bytes / kGiB,

@@ -196,7 +196,7 @@ MoeSpec read_moe(const Json* value, const std::filesystem::path& base_dir) {
   MoeSpec out;
   if (!value) return out;
   const ObjectReader r(*value, "/moe", {"dispatcher", "capacity_factor", "pad_to_capacity", "routing", "grouped_gemm",
-                                              "a2a_overlap", "dispatcher_sms"});
+                                              "a2a_overlap", "dispatcher_sms", "host_sync_idle_s"});
   out.dispatcher = dispatcher_from(r.get_enum("dispatcher", "alltoall", {"alltoall", "allgather", "deepep", "hybridep"}));
   out.capacity_factor = r.optional_number("capacity_factor", lim::kCapacityFactor);
   out.pad_to_capacity = r.get_bool("pad_to_capacity", false);
@@ -207,6 +207,7 @@ MoeSpec read_moe(const Json* value, const std::filesystem::path& base_dir) {
   if (const Json* sms = r.get("dispatcher_sms"); sms && !sms->is_null()) {
     out.dispatcher_sms = r.get_int("dispatcher_sms", 0, lim::kDispatcherSms);
   }
+  out.host_sync_idle_s = r.get_number("host_sync_idle_s", 0.0, lim::kHostSyncIdleS);
   return out;
 }
 

@@ -27,6 +27,7 @@ Segments split(const std::vector<LayerOp>& ops) {
       seen = std::min(seen + 1, 2);
       continue;
     }
+    if (op.kind == OpKind::kHostIdle) continue;  // no kernel runs: nothing to hide a partner's all-to-all
     (seen == 0 ? s.before : seen == 1 ? s.between : s.after) += op.seconds;
   }
   s.found = seen == 2;

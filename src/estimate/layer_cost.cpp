@@ -19,10 +19,13 @@ PassCost& PassCost::operator+=(const PassCost& o) {
   tp_comm += o.tp_comm;
   cp_comm += o.cp_comm;
   ep_comm += o.ep_comm;
+  host_idle += o.host_idle;
   return *this;
 }
 
-PassCost PassCost::scaled(double k) const { return {compute * k, tp_comm * k, cp_comm * k, ep_comm * k}; }
+PassCost PassCost::scaled(double k) const {
+  return {compute * k, tp_comm * k, cp_comm * k, ep_comm * k, host_idle * k};
+}
 
 UnitCost& UnitCost::operator+=(const UnitCost& o) {
   forward += o.forward;
@@ -83,6 +86,7 @@ void add_to(PassCost& c, const LayerOp& op) {
     case OpKind::kTpComm: c.tp_comm += op.seconds; break;
     case OpKind::kCpComm: c.cp_comm += op.seconds; break;
     case OpKind::kEpComm: c.ep_comm += op.seconds; break;
+    case OpKind::kHostIdle: c.host_idle += op.seconds; break;
   }
 }
 
@@ -98,6 +102,7 @@ std::string_view to_string(OpKind k) {
     case OpKind::kTpComm: return "tp_comm";
     case OpKind::kCpComm: return "cp_comm";
     case OpKind::kEpComm: return "ep_comm";
+    case OpKind::kHostIdle: return "host_idle";
   }
   return "?";
 }
@@ -455,6 +460,14 @@ void LayerCostModel::add_moe(Builder& c) const {
   const double copies_bytes = static_cast<double>(t * topk * h) * kActivationBytes;
   const double token_bytes = static_cast<double>(t * h) * kActivationBytes;
   add_memory_op(c, "permute", copies_bytes + token_bytes, copies_bytes + token_bytes, rc_moe, hw::MemoryKernel::kPermute);
+  if (s_.moe.pays_host_sync()) {
+    // The token counts come back to the host here (they size the all-to-alls and the grouped GEMM's
+    // splits, with or without EP); the queue drains and the GPU waits for the host's next launches.
+    // The backward reuses the counts; a recomputed forward reads them again.
+    const LayerOp idle{"host_sync", OpKind::kHostIdle, OpPhase::kForward, s_.moe.host_sync_idle_s};
+    c.forward.push_back(idle);
+    if (rc_moe || (full_recompute_ && c.checkpointed)) c.recompute.push_back(with_phase(idle, OpPhase::kRecompute));
+  }
 
   // Dispatch and combine. Balanced routing: each rank receives t·k token copies in total.
   // Balanced routing: each expert receives its share; padded to capacity, capacity_factor × it.

@@ -21,7 +21,8 @@ struct PassCost {
   double tp_comm = 0;
   double cp_comm = 0;
   double ep_comm = 0;
-  [[nodiscard]] double total() const { return compute + tp_comm + cp_comm + ep_comm; }
+  double host_idle = 0;  ///< the GPU waiting for the host (moe.host_sync_idle_s)
+  [[nodiscard]] double total() const { return compute + tp_comm + cp_comm + ep_comm + host_idle; }
   PassCost& operator+=(const PassCost& o);
   [[nodiscard]] PassCost scaled(double k) const;
 };
@@ -36,8 +37,10 @@ struct UnitCost {
 };
 
 /// What an op keeps the rank busy with; communication inside a layer blocks the layer's next kernel
-/// (Megatron waits on TP, CP and EP collectives before it can go on).
-enum class OpKind : std::uint8_t { kCompute, kTpComm, kCpComm, kEpComm };
+/// (Megatron waits on TP, CP and EP collectives before it can go on). kHostIdle: the compute stream
+/// waits for the host to issue the next kernels (moe.host_sync_idle_s): no kernel runs and nothing
+/// overlaps it.
+enum class OpKind : std::uint8_t { kCompute, kTpComm, kCpComm, kEpComm, kHostIdle };
 /// Which pass an op belongs to. kDgrad / kWgrad are the two halves of a GEMM's backward; kRecompute
 /// is forward work re-run at the start of the backward (activation recomputation).
 enum class OpPhase : std::uint8_t { kForward, kBackward, kDgrad, kWgrad, kRecompute };

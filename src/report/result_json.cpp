@@ -130,6 +130,7 @@ nlohmann::json breakdown_to_json(const Breakdown& b) {
               {"bubble", finite(b.bubble, "breakdown.bubble")},
               {"exposed_comm", finite(b.exposed_comm, "breakdown.exposed_comm")},
               {"optimizer", finite(b.optimizer, "breakdown.optimizer")},
+              {"host_idle", finite(b.host_idle, "breakdown.host_idle")},
               {"moe_imbalance", finite(b.moe_imbalance, "breakdown.moe_imbalance")},
               {"critical_stage", b.critical_stage}};
 }
@@ -181,7 +182,8 @@ nlohmann::json scenario_to_json(const Scenario& s) {
            {"routing", routing_to_json(s.moe.routing)},
            {"grouped_gemm", s.moe.grouped_gemm},
            {"a2a_overlap", s.moe.a2a_overlap},
-           {"dispatcher_sms", nullptr}};
+           {"dispatcher_sms", nullptr},
+           {"host_sync_idle_s", finite(s.moe.host_sync_idle_s, "moe.host_sync_idle_s")}};
   if (s.moe.dispatcher_sms) moe["dispatcher_sms"] = *s.moe.dispatcher_sms;
   if (s.moe.capacity_factor) moe["capacity_factor"] = finite(*s.moe.capacity_factor, "moe.capacity_factor");
   return Json{{"schema", kScenarioSchema},

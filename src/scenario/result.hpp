@@ -42,6 +42,8 @@ struct Breakdown {
   double bubble = 0;
   double exposed_comm = 0;
   double optimizer = 0;
+  /// The GPU waiting for the host at MoE token-count read-backs (moe.host_sync_idle_s; 0 when unset).
+  double host_idle = 0;
   double moe_imbalance = 1.0;  ///< max/mean tokens per EP rank (1 = balanced)
   std::int64_t critical_stage = 0;  ///< pipeline stage the breakdown is read on (the bottleneck)
 };
@@ -63,7 +65,7 @@ struct RankActivity {
   double end_s = 0;        ///< when its optimizer step (and any exposed parameter gather) ends
   double compute_s = 0;    ///< kernels, optimizer included
   double comm_wait_s = 0;  ///< blocked on communication (TP, CP, EP, PP, DP)
-  double idle_s = 0;       ///< waiting for another stage (pipeline bubble) or for the step's end
+  double idle_s = 0;       ///< waiting for another stage (pipeline bubble), the host (host_sync) or the step's end
 };
 
 /// Traffic of one modelled link (a rank's NVLink or network port, one direction).

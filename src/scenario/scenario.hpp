@@ -94,6 +94,15 @@ struct MoeSpec {
   /// Under a2a_overlap the overlapped compute runs on the other SMs (NCCL's all-to-all holds its
   /// point-to-point channels' SMs instead: estimate/ep_overlap.hpp).
   std::optional<std::int64_t> dispatcher_sms;
+  /// Seconds the GPU idles at each MoE layer forward (and each recomputed forward) while the host
+  /// catches up: an eager run whose dispatcher reads the token counts back to size the expert
+  /// GEMMs and all-to-alls drains the GPU queue there, and the CPU, its lead gone, sets the pace
+  /// (docs/accuracy.md, Round 5). moesim does not guess it: 0 (the default) leaves it unpriced and
+  /// results say so; a figure measured on the user's own stack (an Nsight Systems profile's GPU gap
+  /// after the read-back) prices it as a `host_sync` op and the `host_idle` breakdown category.
+  /// Padded-to-capacity runs have fixed shapes and no read-back: it does not apply to them.
+  double host_sync_idle_s = 0;
+  [[nodiscard]] bool pays_host_sync() const { return host_sync_idle_s > 0 && !(pad_to_capacity && capacity_factor); }
 };
 
 struct OptimizerSpec {

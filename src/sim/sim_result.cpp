@@ -15,7 +15,7 @@ SimOutput StepSimulation::finish() {
   // whereas the last rank to finish is usually stage 0, idle while it waits for the bottleneck.
   SimTime step_end = 0;
   std::size_t critical = 0;
-  auto busy = [](const RankState& rs) { return rs.compute_s + rs.optimizer_s + rs.waits.comm(); };
+  auto busy = [](const RankState& rs) { return rs.compute_s + rs.optimizer_s + rs.waits.comm() + rs.host_idle_s; };
   for (std::size_t i = 0; i < ranks_.size(); ++i) {
     step_end = std::max(step_end, ranks_[i].end);
     if (busy(ranks_[i]) > busy(ranks_[critical]) + 1e-12) critical = i;
@@ -30,8 +30,9 @@ SimOutput StepSimulation::finish() {
   b.pp_comm = c.waits.pp;
   b.dp_comm = c.waits.dp;
   b.optimizer = c.optimizer_s;
+  b.host_idle = c.host_idle_s;
   b.exposed_comm = c.waits.comm();
-  b.bubble = std::max(0.0, r.step_time_s - b.compute - b.exposed_comm - b.optimizer);
+  b.bubble = std::max(0.0, r.step_time_s - b.compute - b.exposed_comm - b.optimizer - b.host_idle);
   b.critical_stage = c.stage;
   b.moe_imbalance = imbalance_draws_ > 0 ? imbalance_sum_ / static_cast<double>(imbalance_draws_) : 1.0;
   // The most loaded EP rank's routed copies set its activations (balanced: 1).

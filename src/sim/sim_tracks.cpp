@@ -13,6 +13,7 @@ Track track_of(estimate::OpKind k) {
     case estimate::OpKind::kTpComm: return Track::kTp;
     case estimate::OpKind::kCpComm: return Track::kCp;
     case estimate::OpKind::kEpComm: return Track::kEp;
+    case estimate::OpKind::kHostIdle: return Track::kCompute;  // the stream that waits
   }
   return Track::kCompute;
 }
@@ -22,6 +23,7 @@ TrackRecorder::TrackRecorder(Timeline& timeline, std::size_t ranks) : t_(timelin
   static constexpr const char* kTracks[] = {"compute", "tp comm", "cp comm", "ep comm", "pp comm", "dp comm"};
   static constexpr const char* kCategories[] = {"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm"};
   for (int i = 0; i < 6; ++i) category_[i] = t_.intern(kCategories[i]);
+  host_idle_category_ = t_.intern("host_idle");
   optimizer_name_ = t_.intern("optimizer_step");
   p2p_flow_name_ = t_.intern("activation");
   t_.processes.resize(ranks);
@@ -49,7 +51,7 @@ std::int64_t TrackRecorder::layer_op(std::size_t rank, const estimate::LayerOp& 
   e.process = static_cast<std::int32_t>(rank);
   e.track = static_cast<std::int32_t>(track);
   e.name = name_id(op.name, op.phase);
-  e.category = category_[static_cast<int>(track)];
+  e.category = op.kind == estimate::OpKind::kHostIdle ? host_idle_category_ : category_[static_cast<int>(track)];
   e.start_ps = start;
   e.duration_ps = end - start;
   e.bytes = op.bytes;

@@ -41,6 +41,7 @@ class TrackRecorder {
   Timeline& t_;
   std::map<std::pair<const void*, int>, std::uint32_t> names_;  ///< interned (static text, phase)
   std::uint32_t category_[6] = {};
+  std::uint32_t host_idle_category_ = 0;  ///< host_sync waits: on the compute track, not kernels
   std::uint32_t optimizer_name_ = 0, p2p_flow_name_ = 0;
 };
 

@@ -262,6 +262,10 @@ void StepSimulation::advance(std::int64_t st) {
       }
       if (ops[r.op].kind == OpKind::kCompute) {
         run_kernels(st, pass);
+      } else if (ops[r.op].kind == OpKind::kHostIdle) {
+        const SimTime start = queue_.now();
+        queue_.schedule(start + engine::to_sim_time(Seconds(ops[r.op].seconds)), kComputePriority,
+                        [this, st, start] { finish_blocking_op(st, start); });
       } else {
         start_comm(st, pass, ops[r.op]);
       }
@@ -367,7 +371,7 @@ void StepSimulation::start_comm(std::int64_t st, const PipelinePass& pass, const
   const collective::GroupPlacement& g = group_of(op.group);
   const double hidden = op.group == estimate::CommGroup::kEp ? ep_hidden_now(r) : 0.0;
   ports_.transfer(st, PortNetwork::tier_of(g), Direction::kBoth, std::max(op.latency_s, op.seconds - hidden), op.latency_s, now,
-                  [this, st, now](engine::FlowId, SimTime) { finish_comm(st, now); });
+                  [this, st, now](engine::FlowId, SimTime) { finish_blocking_op(st, now); });
   (void)pass;
 }
 
@@ -378,10 +382,10 @@ void StepSimulation::barrier_flow_done(std::int64_t stage, std::int64_t seq) {
   if (++b.done < ep_sim_) return;
   const auto members = std::move(b.members);
   stage_barriers.erase(it);
-  for (const auto& [member, arrived] : members) finish_comm(member, arrived);
+  for (const auto& [member, arrived] : members) finish_blocking_op(member, arrived);
 }
 
-void StepSimulation::finish_comm(std::int64_t st, SimTime start) {
+void StepSimulation::finish_blocking_op(std::int64_t st, SimTime start) {
   RankState& r = rank(st);
   const PipelinePass& pass = r.order[r.pass];
   const LayerOp& op = ops_of(r, pass)[r.op];
@@ -391,6 +395,7 @@ void StepSimulation::finish_comm(std::int64_t st, SimTime start) {
     case OpKind::kTpComm: r.waits.tp += took; break;
     case OpKind::kCpComm: r.waits.cp += took; break;
     case OpKind::kEpComm: r.waits.ep += took; break;
+    case OpKind::kHostIdle: r.host_idle_s += took; break;
   }
   if (tracks_) record_trace(st, op, start, queue_.now(), pass);
   on_op_done(st, pass, r.op++);

@@ -98,6 +98,7 @@ struct RankState {
   bool optimizer_done = false;
   // Accounting.
   double compute_s = 0, optimizer_s = 0;
+  double host_idle_s = 0;  ///< the compute stream waiting for the host (kHostIdle ops)
   Waits waits;
   SimTime end = 0;
   std::int64_t pending_trace_flow = -1;  ///< send event whose arrow ends at this rank's next event
@@ -192,7 +193,9 @@ class StepSimulation {
 
   void barrier_flow_done(std::int64_t stage, std::int64_t seq);
 
-  void finish_comm(std::int64_t st, SimTime start);
+  /// The rank's current blocking op (a collective, or a host_sync wait) that began at `start` is over:
+  /// account its time to its kind and go on.
+  void finish_blocking_op(std::int64_t st, SimTime start);
 
   /// Gradient hooks: in a chunk's last backward, finished units fill DP buckets.
   void on_op_done(std::int64_t st, const PipelinePass& pass, std::size_t op_index);

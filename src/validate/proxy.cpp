@@ -88,6 +88,10 @@ ProxyPlan plan_proxy(const Scenario& s, const ProxyOptions& o) {
   p.moe.dispatcher = Dispatcher::kAlltoall;
   p.moe.a2a_overlap = false;
   p.moe.dispatcher_sms.reset();
+  if (s.moe.host_sync_idle_s > 0) {
+    note("no host_sync idle: the runner issues its kernels from C++ without reading the token counts back");
+  }
+  p.moe.host_sync_idle_s = 0;
   if (s.moe.routing.device_limited_nodes > 0) note("no device-limited routing (one NVLink domain)");
   p.moe.routing.device_limited_nodes = 0;
 

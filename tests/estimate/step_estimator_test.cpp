@@ -169,3 +169,31 @@ TEST_CASE("a dropless MoE result carries the host-time caveat for its most MoE-l
   CHECK(dropless_caveat(searched) == nullptr);
   CHECK(searched.step_time_s == doctest::Approx(r.step_time_s));
 }
+
+// moe.host_sync_idle_s: a measured host wait at each MoE layer forward (and recomputed forward), priced
+// as its own op and breakdown category; the caveat about unpriced host time goes.
+TEST_CASE("moe.host_sync_idle_s prices the host wait at every MoE forward") {
+  const Scenario s = moe_scenario("qwen3-30b-a3b", 16, 64, 2, 8);  // 24 MoE layers per stage, 8 micro-batches
+  const Result base = estimate::estimate_step(s);
+  Scenario priced = s;
+  priced.moe.host_sync_idle_s = 0.005;
+  const Result r = estimate::estimate_step(priced);
+  // The critical stage waits 24 layers × 8 micro-batches × 5 ms.
+  CHECK(r.breakdown.host_idle == doctest::Approx(0.96));
+  // Both stages' forwards grow by 24 × 5 ms = 0.12 s; 1F1B over 2 stages runs m + pp − 1 = 9 of them
+  // one after the other: the step grows by 1.08 s.
+  CHECK(r.step_time_s - base.step_time_s == doctest::Approx(1.08).epsilon(1e-6));
+  CHECK(r.breakdown.compute == doctest::Approx(base.breakdown.compute));
+  CHECK(dropless_caveat(r) == nullptr);
+  CHECK(dropless_caveat(base) != nullptr);
+
+  Scenario recomputed = priced;  // a recomputed forward reads the counts back again
+  recomputed.recompute.granularity = RecomputeGranularity::kFull;
+  CHECK(estimate::estimate_step(recomputed).breakdown.host_idle == doctest::Approx(2 * 0.96));
+
+  Scenario padded = priced;  // fixed shapes: nothing to read back
+  padded.moe.capacity_factor = 1.0;
+  padded.moe.pad_to_capacity = true;
+  CHECK(estimate::estimate_step(padded).breakdown.host_idle == 0);
+  CHECK(base.breakdown.host_idle == 0);
+}

@@ -174,6 +174,30 @@ TEST_CASE("the timeline has one process per simulated rank and the compute strea
   for (std::size_t i = 1; i < t.events.size(); ++i) CHECK(t.events[i].duration_ps >= 0);
 }
 
+TEST_CASE("moe.host_sync_idle_s: the compute stream waits at each MoE forward, as the estimate prices it") {
+  Scenario s = make("mixtral-8x7b", "hgx-h100", 16, 1, 2, 8, 32);  // 16 MoE layers per stage, 4 micro-batches
+  const Result base = sim::simulate_step(s).result;
+  s.moe.host_sync_idle_s = 0.01;
+  sim::SimOptions o;
+  o.record_timeline = true;
+  const sim::SimOutput out = sim::simulate_step(s, o);
+  // 16 layers × 4 micro-batches × 10 ms on the critical stage; the step grows by (m + pp − 1) × 0.16 s.
+  CHECK(out.result.breakdown.host_idle == doctest::Approx(0.64));
+  CHECK(out.result.step_time_s - base.step_time_s == doctest::Approx(0.8).epsilon(0.01));
+  CHECK(out.result.step_time_s == rel(estimate::estimate_step(s).step_time_s, 0.03));
+  // On the compute track, category host_idle, once per MoE layer forward of stage 0.
+  const Timeline& t = out.timeline;
+  std::int64_t waits = 0;
+  for (const auto& e : t.events) {
+    if (e.process != 0 || t.names[e.category] != "host_idle") continue;
+    CHECK(e.track == 0);
+    CHECK(t.names[e.name] == "host_sync");
+    CHECK(e.duration_ps == 10'000'000'000);
+    ++waits;
+  }
+  CHECK(waits == 16 * 4);
+}
+
 TEST_CASE("combined 1F1B (moe.a2a_overlap): both fidelities hide the same all-to-all") {
   SUBCASE("no pipelining, EP8") {
     Scenario s = make("mixtral-8x7b", "hgx-h100", 8, 1, 1, 8, 16);

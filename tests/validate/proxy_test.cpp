@@ -42,6 +42,20 @@ TEST_CASE("proxy: Mixtral on one HGX node keeps its shapes, drops the pipeline, 
   CHECK(one.scenario.model.num_layers < p.model.num_layers);
 }
 
+TEST_CASE("proxy: a measured host_sync wait is dropped, and said") {
+  Scenario s = mixtral();
+  s.moe.host_sync_idle_s = 0.004;
+  validate::ProxyOptions o;
+  o.gpus = 8;
+  const validate::ProxyPlan plan = validate::plan_proxy(s, o);
+  CHECK(plan.scenario.moe.host_sync_idle_s == 0);
+  CHECK(std::any_of(plan.notes.begin(), plan.notes.end(),
+                    [](const std::string& n) { return n.rfind("no host_sync idle", 0) == 0; }));
+  const std::vector<std::string> unpriced = validate::plan_proxy(mixtral(), o).notes;
+  CHECK(std::none_of(unpriced.begin(), unpriced.end(),
+                     [](const std::string& n) { return n.rfind("no host_sync idle", 0) == 0; }));
+}
+
 TEST_CASE("proxy: a one-stage proxy's phases add up to its predicted step") {
   validate::ProxyOptions o;
   o.gpus = 8;
