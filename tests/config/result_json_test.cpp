@@ -81,7 +81,7 @@ TEST_CASE("the result carries every required field of moesim.result/1") {
   CHECK(stage["activations_bytes"] == 2.5e10);
   CHECK(stage["peak_op"] == "forward of micro-batch 3, chunk 0, layer 3 (MoE)");
   for (const char* key : {"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble", "exposed_comm",
-                          "optimizer", "moe_imbalance"}) {
+                          "optimizer", "host_idle", "moe_imbalance"}) {
     CAPTURE(key);
     CHECK(j["breakdown"][key].is_number());
   }
@@ -122,6 +122,18 @@ TEST_CASE("the scenario echo inside a result loads back") {
   CHECK(again.name == "writer test");
   CHECK(again.seed == 5);
   CHECK(report::scenario_to_json(again) == j["scenario"]);
+}
+
+TEST_CASE("a measured host wait is echoed, loads back and has its breakdown category") {
+  Result r = sample_result();
+  r.scenario.moe.host_sync_idle_s = 0.0045;
+  r.breakdown.host_idle = 0.25;
+  const Json j = report::result_to_json(r);
+  CHECK(j["scenario"]["moe"]["host_sync_idle_s"] == 0.0045);
+  CHECK(j["breakdown"]["host_idle"] == 0.25);
+  CHECK(report::result_to_json(sample_result())["scenario"]["moe"]["host_sync_idle_s"] == 0.0);
+  const Scenario again = config::parse_scenario(j["scenario"], "echo.json", ".");
+  CHECK(again.moe.host_sync_idle_s == 0.0045);
 }
 
 TEST_CASE("model_to_json is a full definition that parse_model_definition reads back") {
