@@ -24,7 +24,7 @@ double dropless_host_gap_high_s() { return kDroplessHostGapHighS; }
 std::optional<DroplessHostCaveat> dropless_host_caveat(const Scenario& s,
                                                        const std::vector<schedule::StageLayers>& stages) {
   // A scenario that gives its own host_sync_idle_s has it priced (moe.host_sync_idle_s).
-  if (!s.model.is_moe() || s.moe.capacity_factor || s.moe.host_sync_idle_s > 0) return std::nullopt;
+  if (!s.model.is_moe() || !s.moe.reads_token_counts_back() || s.moe.host_sync_idle_s > 0) return std::nullopt;
   std::int64_t most_layers = 0;
   std::int64_t most_stage = 0;
   for (std::size_t st = 0; st < stages.size(); ++st) {

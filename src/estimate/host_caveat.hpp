@@ -23,8 +23,9 @@ struct DroplessHostCaveat {
 [[nodiscard]] double dropless_host_gap_low_s();
 [[nodiscard]] double dropless_host_gap_high_s();
 
-/// The caveat for a dropless MoE scenario (no capacity factor) laid out as `stages`; nothing for a
-/// dense model, a capacity-bounded one or one whose moe.host_sync_idle_s prices the host time. Every
+/// The caveat for an MoE scenario whose dispatcher reads the token counts back (every one but a
+/// padded-to-capacity run) laid out as `stages`; nothing for a dense model, a padded one or one whose
+/// moe.host_sync_idle_s prices the host time. Every
 /// stage pays host time for each of its own MoE passes and the pipeline runs at its slowest stage's
 /// pace, so the stage with the most MoE layers sizes it, whichever stage the unpriced step's critical
 /// path runs through; results and plans use this one measure.

@@ -102,7 +102,11 @@ struct MoeSpec {
   /// after the read-back) prices it as a `host_sync` op and the `host_idle` breakdown category.
   /// Padded-to-capacity runs have fixed shapes and no read-back: it does not apply to them.
   double host_sync_idle_s = 0;
-  [[nodiscard]] bool pays_host_sync() const { return host_sync_idle_s > 0 && !(pad_to_capacity && capacity_factor); }
+  /// Whether Megatron's dispatcher reads the token counts back to the host each MoE forward: every
+  /// run but a padded one (token_dispatcher.py MoEAlltoAllTokenDispatcher: "no_sync" only with
+  /// drop_and_pad; a capacity factor without padding syncs even earlier, "before_permutation_1").
+  [[nodiscard]] bool reads_token_counts_back() const { return !(pad_to_capacity && capacity_factor); }
+  [[nodiscard]] bool pays_host_sync() const { return host_sync_idle_s > 0 && reads_token_counts_back(); }
 };
 
 struct OptimizerSpec {

@@ -156,8 +156,11 @@ TEST_CASE("a dropless MoE result carries the host-time caveat for its most MoE-l
   CHECK(dw->find("stage 1, the one with the most MoE layers, runs 512 passes") != std::string::npos);
   CHECK(dw->find("may take 2.28 to 4.12 s longer") != std::string::npos);
 
-  Scenario capped = s;  // a capacity factor bounds the shapes: no token counts read back
-  capped.moe.capacity_factor = 1.25;
+  Scenario dropping = s;  // a capacity factor alone drops tokens but the counts still vary: read back
+  dropping.moe.capacity_factor = 1.25;
+  CHECK(dropless_caveat(estimate::estimate_step(dropping)) != nullptr);
+  Scenario capped = dropping;  // padded to capacity: fixed shapes, no token counts read back
+  capped.moe.pad_to_capacity = true;
   const Result c = estimate::estimate_step(capped);
   CHECK(dropless_caveat(c) == nullptr);
   CHECK(c.step_time_s > 0);
