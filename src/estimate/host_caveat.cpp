@@ -46,8 +46,8 @@ std::optional<DroplessHostCaveat> dropless_host_caveat(const Scenario& s,
 
 std::string dropless_host_warning(const DroplessHostCaveat& c, double step_time_s) {
   return fmt::format(
-      "dropless MoE: eager Megatron runs pay host time per (MoE layer, micro-batch) pass that moesim does not "
-      "price: published token-drop and dropless runs of one layout differ by {:.2f} to {:.2f} ms per pass "
+      "MoE host time: eager Megatron runs whose dispatcher reads the token counts back (dropless, or a capacity "
+      "factor without padding) pay host time per (MoE layer, micro-batch) pass that moesim does not price: published token-drop and dropless runs of one layout differ by {:.2f} to {:.2f} ms per pass "
       "(docs/accuracy.md, Round 5); stage {}, the one with the most MoE layers, runs {} passes, so this {:.3g} s "
       "step may take {:.3g} to {:.3g} s longer, unless the run is sync-free under full-iteration CUDA graphs; "
       "moe.host_sync_idle_s prices a figure measured on your stack",

@@ -1,7 +1,8 @@
 #pragma once
-// The host time eager Megatron runs of a dropless MoE pay and moesim does not price (docs/accuracy.md,
-// Round 5), as a caveat results and plans state: its size per (MoE layer, micro-batch) pass from
-// published runs, and what it would add to one layout's step.
+// The host time eager Megatron MoE runs that read the token counts back (dropless, or a capacity factor
+// without padding) pay and moesim does not price (docs/accuracy.md, Round 5), as a caveat results and
+// plans state: its size per (MoE layer, micro-batch) pass from published runs, and what it would add to
+// one layout's step.
 #include <cstdint>
 #include <optional>
 #include <string>

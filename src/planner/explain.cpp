@@ -22,7 +22,8 @@ std::optional<estimate::DroplessHostCaveat> host_caveat_of(const PlanRequest& re
   return estimate::dropless_host_caveat(s, schedule::plan_stages(s));
 }
 
-/// docs/accuracy.md Round 5: a dropless MoE run in eager mode pays host time per (MoE layer,
+/// docs/accuracy.md Round 5: an MoE run whose dispatcher reads the token counts back (dropless, or a
+/// capacity factor without padding) pays, in eager mode, host time per (MoE layer,
 /// micro-batch) pass that the ranking does not price. Says what it would add to the winner and names
 /// the feasible layout on the winner's GPU count that ranks first once every layout pays the low end
 /// of the range, when that is another layout (compared by estimate, as the search ranked them).
@@ -32,8 +33,8 @@ void explain_host_caveat(const Plan& plan, const std::vector<CandidateEstimate>&
   const auto wc = host_caveat_of(plan.request, win.candidate);
   if (!wc) return;
   std::string line = fmt::format(
-      "Not in the ranking: eager Megatron runs of a dropless MoE pay host time per (MoE layer, micro-batch) "
-      "pass, {:.2f} to {:.2f} ms in published runs (docs/accuracy.md, Round 5); the winner runs {} passes on "
+      "Not in the ranking: eager Megatron MoE runs that read the token counts back (dropless, or a capacity "
+      "factor without padding) pay host time per (MoE layer, micro-batch) pass, {:.2f} to {:.2f} ms in published runs (docs/accuracy.md, Round 5); the winner runs {} passes on "
       "stage {}, its stage with the most MoE layers, +{:.3g} to {:.3g} s",
       1e3 * estimate::dropless_host_gap_low_s(), 1e3 * estimate::dropless_host_gap_high_s(), wc->passes, wc->stage,
       wc->low_s, wc->high_s);

@@ -127,7 +127,7 @@ Scenario moe_scenario(const char* preset, std::int64_t gpus, std::int64_t gbs, s
 }
 const std::string* dropless_caveat(const Result& r) {
   for (const auto& w : r.warnings) {
-    if (w.rfind("dropless MoE:", 0) == 0) return &w;
+    if (w.rfind("MoE host time:", 0) == 0) return &w;
   }
   return nullptr;
 }
