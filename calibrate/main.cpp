@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "calibrate/cli_main.hpp"
 #include "calibrate/log.hpp"
 #include "calibrate/measure.hpp"
 #include "calibrate/profile.hpp"
@@ -47,10 +48,9 @@ std::string quoted_command(int argc, char** argv) {
   return s;
 }
 
-int fail(const std::string& message) {
-  std::fprintf(stderr, "moesim-calibrate: %s\n", message.c_str());
-  return 2;
-}
+constexpr std::string_view kProgram = "moesim-calibrate";
+
+int fail(const std::string& message) { return usage_error(kProgram, message); }
 
 // --list-devices: what a calibration would use, without measuring.
 int list_devices() {
@@ -69,9 +69,8 @@ int run(const Options& opt, const std::string& command) {
   if (opt.out.empty()) return fail("--out is required (see --help)");
   Request request;
   if (!opt.request.empty()) request = load_request(opt.request);  // InputError -> exit 2 before any GPU work
+  if (const auto missing = missing_out_folder(opt.out)) return fail(*missing);
   const std::filesystem::path out(opt.out);
-  const std::filesystem::path folder = out.has_parent_path() ? out.parent_path() : std::filesystem::path(".");
-  if (!std::filesystem::is_directory(folder)) return fail(fmt::format("--out {}: the folder {} does not exist", opt.out, folder.string()));
 
   const int visible = moesim::kernels::cuda_device_count();
   if (visible == 0) return fail("no CUDA device found");
@@ -129,19 +128,5 @@ int main(int argc, char** argv) {
   app.add_option("--gpus", opt.gpus, "GPUs for the NCCL collectives (default: all visible)")->check(CLI::Range(1, 4096));
   app.add_option("--log", opt.log, "write every measurement's detail line to this file");
   app.add_flag("--list-devices", opt.list_devices, "print the visible CUDA devices and exit (exit 2 when there is none)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    return fail(std::string(e.what()) + " (see --help)");
-  }
-  try {
-    return run(opt, quoted_command(argc, argv));
-  } catch (const moesim::InputError& e) {
-    return fail(e.what());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "moesim-calibrate: error: %s\n", e.what());
-    return 1;
-  }
+  return parse_and_run(app, argc, argv, kProgram, [&] { return run(opt, quoted_command(argc, argv)); });
 }

@@ -17,6 +17,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "calibrate/cli_main.hpp"
 #include "calibrate/gpu_preset.hpp"
 #include "calibrate/log.hpp"
 #include "calibrate/proxy/proxy_run.hpp"
@@ -68,16 +69,14 @@ class Watchdog {
   std::thread thread_;  // last: started once the members it uses exist
 };
 
-int fail(const std::string& message) {
-  std::fprintf(stderr, "moesim-validate-run: %s\n", message.c_str());
-  return 2;
-}
+constexpr std::string_view kProgram = "moesim-validate-run";
+
+int fail(const std::string& message) { return moesim::calibrate::usage_error(kProgram, message); }
 
 int run(const Options& opt) {
   const moesim::ValidationWorkload w = moesim::config::load_validation_workload(opt.workload);  // InputError: exit 2
+  if (const auto missing = moesim::calibrate::missing_out_folder(opt.out)) return fail(*missing);
   const std::filesystem::path out(opt.out);
-  const std::filesystem::path folder = out.has_parent_path() ? out.parent_path() : std::filesystem::path(".");
-  if (!std::filesystem::is_directory(folder)) return fail(fmt::format("--out {}: the folder {} does not exist", opt.out, folder.string()));
   const int visible = moesim::kernels::cuda_device_count();
   if (visible == 0) return fail("no CUDA device found");
   if (w.gpus > visible) {
@@ -116,19 +115,5 @@ int main(int argc, char** argv) {
   app.add_option("--log", opt.log, "write every step's time to this file");
   app.add_option("--timeout-s", opt.timeout_s, "give up (exit 1, nothing written) when the run takes longer (default 900)")
       ->check(CLI::Range(1, 86400));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    return fail(std::string(e.what()) + " (see --help)");
-  }
-  try {
-    return run(opt);
-  } catch (const moesim::InputError& e) {
-    return fail(e.what());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "moesim-validate-run: error: %s\n", e.what());
-    return 1;
-  }
+  return moesim::calibrate::parse_and_run(app, argc, argv, kProgram, [&] { return run(opt); });
 }
