@@ -110,6 +110,18 @@ std::optional<BridgeRow> bridge_row(const std::string& id) {
   return row;
 }
 
+/// The task of a run, whatever table it comes from: Megatron-Bridge names it in the row
+/// ("mb-<release>-lora-dgx-..."), the NeMo performance summaries in the model column
+/// ("nemo2407-llama2_13b-lora-8gpu-...", "...-sft-..."); empty for pre-training. One rule for both, so
+/// that no LoRA row runs as full training and rows of different tasks never merge into one run.
+std::string run_task(const std::string& id, const std::optional<BridgeRow>& row) {
+  if (row) return row->task == "pre-training" ? std::string() : row->task;
+  for (const char* task : {"lora", "sft"}) {
+    if (id.find(std::string("-") + task + "-") != std::string::npos) return task;
+  }
+  return {};
+}
+
 // What every Megatron-Bridge performance recipe sets that its table does not print (docs/accuracy.md
 // "Megatron-Bridge recipe settings"; the recipes of each release, v0.2.0 to v0.6.0):
 // - bf16 gradients: scripts/performance/configs/<family>/*_llm_pretrain.py and *_finetune.py set
@@ -351,12 +363,13 @@ std::vector<PublishedPoint> load_published_points(const std::string& path) {
       pt.subgroup = lower(rec.at("model").is_null() ? "unknown" : rec.at("model").value("name", "unknown")) + "/" +
                     lower(rec.at("gpu").get<std::string>());
       const auto row = bridge_row(pt.id);
-      if (row && row->task == "lora" && pt.skip_reason.empty()) {
+      const std::string task = run_task(pt.id, row);
+      if (task == "lora" && pt.skip_reason.empty()) {
         pt.skip_reason = "LoRA fine-tuning is not modelled (frozen base weights: no weight-gradient GEMMs, optimizer "
                          "step or gradient traffic for them)";
       }
       const std::string row_key = (row ? row->task : std::string()) + "|" + pt.subgroup;
-      const std::string key = run_key(rec, gi.group);
+      const std::string key = task + "|" + run_key(rec, gi.group);
       auto it = by_run.find(key);
       if (it == by_run.end()) {
         by_run.emplace(key, points.size());
