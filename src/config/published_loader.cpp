@@ -170,6 +170,27 @@ void apply_bridge_recipe_settings(Scenario& s, PublishedPoint& pt) {
   pt.assumed.push_back(text);
 }
 
+// What a submission's own configuration files say that its published record leaves out. MLPerf
+// Training v3.1, NVIDIA's GPT-3 175B on Eos (github.com/mlcommons/training_results_v3.1,
+// NVIDIA/benchmarks/gpt3/implementations/pytorch at f33f944):
+// - config_DGXH100_1344x8x8x4x8_mbs1.sh: MICRO_BATCH_SIZE=1 (after config_common.sh's 2), TP 4, PP 8;
+// - conf/custom.yaml: virtual_pipeline_model_parallel_size = INTERLEAVED_PIPELINE, default 12, which no
+//   config file of the submission sets;
+// - config_common.sh USE_DIST_OPTIMIZER=True → run_and_time.sh picks optim/distributed_fused_adam.yaml:
+//   grad_sync_dtype bf16, overlap_grad_sync and overlap_param_sync True.
+struct SubmissionConfig {
+  std::int64_t vpp = 1;
+  std::int64_t micro_batch = 1;
+  std::string source;  ///< empty: nothing known beyond the record (the defaults are assumptions)
+};
+
+SubmissionConfig submission_config(const std::string& id) {
+  if (id.rfind("mlperf-v3.1-nvidia-eos-gpt3", 0) == 0) {
+    return {12, 1, "MLPerf Training v3.1 NVIDIA GPT-3 config (custom.yaml, config_DGXH100_1344x8x8x4x8_mbs1.sh)"};
+  }
+  return {};
+}
+
 // Builds the point's scenario; returns a skip reason when the publication lacks what a run needs.
 std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint& pt) {
   Scenario& s = pt.scenario;
@@ -233,12 +254,16 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
   auto& p = s.parallel;
   p.tp = int_or(par, "tp", 1);
   p.pp = int_or(par, "pp", 1);
-  p.vpp = int_or(par, "vpp", 1);
+  const SubmissionConfig submitted = submission_config(pt.id);
+  p.vpp = int_or(par, "vpp", submitted.vpp);
   p.cp = int_or(par, "cp", 1);
   p.ep = int_or(par, "ep", 1);
   p.etp = int_or(par, "etp", 1);
   if (experts > 0 && par.value("etp", Json()).is_null()) pt.assumed.push_back("etp not published: 1 (NVIDIA MoE recipes)");
-  if (par.value("vpp", Json()).is_null() && p.pp > 1) pt.assumed.push_back("vpp not published: 1");
+  if (par.value("vpp", Json()).is_null() && p.pp > 1) {
+    pt.assumed.push_back(submitted.source.empty() ? std::string("vpp not published: 1")
+                                                  : "vpp not published: " + std::to_string(p.vpp) + " (" + submitted.source + ")");
+  }
   // A published layout whose pp·vpp does not divide the layers but divides layers + 2 can only have
   // run with Megatron's embedding and loss counted as pipeline layers (Megatron asserts the split).
   const std::int64_t model_chunks = p.pp * p.vpp;
@@ -264,8 +289,11 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
   s.training.seq_length = rec.at("seq_len").get<std::int64_t>();
   s.training.global_batch_size = int_or(rec, "global_batch", 0);
   if (s.training.global_batch_size <= 0) return "global batch not published";
-  s.training.micro_batch_size = int_or(rec, "micro_batch", 1);
-  if (rec.value("micro_batch", Json()).is_null()) pt.assumed.push_back("micro_batch not published: 1");
+  s.training.micro_batch_size = int_or(rec, "micro_batch", submitted.micro_batch);
+  if (rec.value("micro_batch", Json()).is_null()) {
+    pt.assumed.push_back("micro_batch not published: " + std::to_string(s.training.micro_batch_size) +
+                         (submitted.source.empty() ? "" : " (" + submitted.source + ")"));
+  }
 
   const auto prec = precision_of(rec.at("precision"), pt.assumed);
   if (!prec) return "unrecognised precision '" + dump_text(rec.at("precision")) + "'";
@@ -284,6 +312,12 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
   }
   s.moe.routing.distribution = RoutingDistribution::kBalanced;  // Megatron-Bridge force-balances MoE runs
   if (gi.group == "megatron-bridge") apply_bridge_recipe_settings(s, pt);
+  if (!submitted.source.empty() && gi.group == "mlperf") {
+    // distributed_fused_adam.yaml: grad_sync_dtype bf16 (the distributed optimizer and both overlaps
+    // are moesim's defaults already).
+    s.optimizer.grad_reduce_in_fp32 = false;
+    pt.assumed.push_back("grad_reduce_in_fp32 false (" + submitted.source + ": distributed_fused_adam, bf16 grad sync)");
+  }
   s.name = pt.id;
   try {
     validate_layout(s);

@@ -169,10 +169,31 @@ TEST_CASE("accuracy: Megatron-Bridge points carry their recipes' optimizer, TP-o
   for (const auto& a : qwen.assumed) said = said || a.find("dispatcher flex/hybridep on 32 SMs") != std::string::npos;
   CHECK(said);
 
-  // Other publications keep Megatron-LM's defaults.
+  // Other publications keep Megatron-LM's defaults, except where a submission's own configuration
+  // says otherwise (the MLPerf test below).
   for (const auto& p : points()) {
-    if (p.group == "megatron-bridge" || !p.skip_reason.empty()) continue;
+    if (p.group == "megatron-bridge" || p.group == "mlperf" || !p.skip_reason.empty()) continue;
     CHECK_MESSAGE(p.scenario.optimizer.grad_reduce_in_fp32, p.id);
     CHECK_MESSAGE(!p.scenario.optimizer.fp4_param_gather, p.id);
   }
+}
+
+// The MLPerf v3.1 GPT-3 record leaves out the virtual pipeline and micro-batch; the submission's own
+// configuration files give them (published_loader.cpp, SubmissionConfig): VPP 12 from custom.yaml's
+// default, micro-batch 1 from the 1344-node config, bf16 gradient sync from distributed_fused_adam.yaml.
+TEST_CASE("accuracy: the MLPerf GPT-3 point takes what the record leaves out from the submission's config") {
+  const accuracy::PublishedPoint* ml = nullptr;
+  for (const auto& p : points()) {
+    if (p.id == "mlperf-v3.1-nvidia-eos-gpt3-10752-tokens") ml = &p;
+  }
+  REQUIRE(ml != nullptr);
+  REQUIRE(ml->skip_reason.empty());
+  CHECK(ml->scenario.parallel.tp == 4);
+  CHECK(ml->scenario.parallel.pp == 8);
+  CHECK(ml->scenario.parallel.vpp == 12);
+  CHECK(ml->scenario.training.micro_batch_size == 1);
+  CHECK_FALSE(ml->scenario.optimizer.grad_reduce_in_fp32);
+  int cited = 0;
+  for (const auto& a : ml->assumed) cited += a.find("MLPerf Training v3.1 NVIDIA GPT-3 config") != std::string::npos;
+  CHECK(cited == 3);  // vpp, micro-batch and gradient sync each name their source
 }
