@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "accuracy/accuracy.hpp"
+#include "accuracy/bounds.hpp"
 #include "cli/commands.hpp"
 #include "config/published_loader.hpp"
 #include "core/error.hpp"
@@ -42,6 +43,18 @@ int print_layout_ranks(const std::vector<accuracy::PublishedPoint>& points, cons
   }
   std::printf("\n%d of %d published layouts rank in the top 5 %% of the planner's candidates (target: 80 %%)\n", in_top, ranked);
   return 0;
+}
+
+/// Issue 4's bounds over the slices this run covers (all of them without --group or --point); the
+/// accuracy tests assert the same table (accuracy/bounds.hpp).
+void print_bounds(const accuracy::AccuracyReport& rep) {
+  const auto bounds = accuracy::evaluate_bounds(rep);
+  if (bounds.empty()) return;
+  std::printf("\nbounds (docs/accuracy.md)\n  %-46s %6s %8s %7s  %s\n", "slice", "points", "MAPE", "bound", "met");
+  for (const auto& b : bounds) {
+    std::printf("  %-46s %6d %7.1f%% %6.0f%%  %s\n", b.slice->name.c_str(), b.points(), 100.0 * b.mape,
+                100.0 * b.slice->max_mape, b.met() ? "yes" : "no");
+  }
 }
 
 /// The one point `id` names, so that its scenario can be written and re-run with `moesim simulate`
@@ -126,6 +139,7 @@ void register_accuracy(CLI::App& app, Commands& commands) {
       for (const auto& g : rep.subgroups) {
         std::printf("  %-60s %5d %7.1f%% %9.1f%%\n", g.group.c_str(), g.points, 100.0 * g.mape, 100.0 * g.max_abs_error);
       }
+      print_bounds(rep);
       std::printf("\n%zu points run, %zu skipped (--verbose lists why); overall MAPE %.1f%%\n", rep.outcomes.size(),
                   rep.skipped.size(), 100.0 * rep.overall_mape);
       return 0;
