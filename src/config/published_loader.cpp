@@ -181,12 +181,13 @@ void apply_bridge_recipe_settings(Scenario& s, PublishedPoint& pt) {
 struct SubmissionConfig {
   std::int64_t vpp = 1;
   std::int64_t micro_batch = 1;
+  bool grad_reduce_in_fp32 = true;  ///< Megatron's default; the scenario's too
   std::string source;  ///< empty: nothing known beyond the record (the defaults are assumptions)
 };
 
 SubmissionConfig submission_config(const std::string& id) {
   if (id.rfind("mlperf-v3.1-nvidia-eos-gpt3", 0) == 0) {
-    return {12, 1, "MLPerf Training v3.1 NVIDIA GPT-3 config (custom.yaml, config_DGXH100_1344x8x8x4x8_mbs1.sh)"};
+    return {12, 1, false, "MLPerf Training v3.1 NVIDIA GPT-3 config (custom.yaml, config_DGXH100_1344x8x8x4x8_mbs1.sh)"};
   }
   return {};
 }
@@ -312,9 +313,8 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
   }
   s.moe.routing.distribution = RoutingDistribution::kBalanced;  // Megatron-Bridge force-balances MoE runs
   if (gi.group == "megatron-bridge") apply_bridge_recipe_settings(s, pt);
-  if (!submitted.source.empty() && gi.group == "mlperf") {
-    // distributed_fused_adam.yaml: grad_sync_dtype bf16 (the distributed optimizer and both overlaps
-    // are moesim's defaults already).
+  if (!submitted.grad_reduce_in_fp32) {
+    // The distributed optimizer and both overlaps a submission states are moesim's defaults already.
     s.optimizer.grad_reduce_in_fp32 = false;
     pt.assumed.push_back("grad_reduce_in_fp32 false (" + submitted.source + ": distributed_fused_adam, bf16 grad sync)");
   }
