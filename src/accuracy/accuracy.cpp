@@ -5,9 +5,8 @@
 #include <map>
 
 #include "core/error.hpp"
-#include "estimate/step_estimator.hpp"
-#include "sim/step_simulator.hpp"
 #include "model/counts.hpp"
+#include "predict/predict.hpp"
 
 namespace moesim::accuracy {
 
@@ -97,8 +96,7 @@ AccuracyReport run_accuracy(const std::vector<PublishedPoint>& points, const std
     PointOutcome o;
     o.point = &p;
     try {
-      const Result r = fidelity == Fidelity::kSimulation ? sim::simulate_step(p.scenario).result
-                                                         : estimate::estimate_step(p.scenario);
+      const Result r = predict::predict(p.scenario, fidelity).result;
       o.step_time_s = r.step_time_s;
       o.predicted = metric_from_result(p, r);
       o.error = (o.predicted - p.value) / p.value;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "accuracy/published_point.hpp"
+#include "scenario/published_point.hpp"
 #include "scenario/result.hpp"
 
 namespace moesim::accuracy {
@@ -35,8 +35,6 @@ struct AccuracyReport {
 
 /// The metric of `point` computed from a result (e.g. TFLOP/s/GPU under the publication's FLOP count).
 [[nodiscard]] double metric_from_result(const PublishedPoint& point, const Result& result);
-
-enum class Fidelity { kEstimate, kSimulation };
 
 /// Predicts every runnable point at `fidelity`. `only_group` restricts to one group when non-empty.
 [[nodiscard]] AccuracyReport run_accuracy(const std::vector<PublishedPoint>& points, const std::string& only_group = "",

@@ -45,7 +45,13 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // One line in moesim's own form, like every other input error (CLI11's is two lines of its own).
+    std::string help = "moesim";
+    for (const CLI::App* sub : app.get_subcommands()) help += " " + sub->get_name();
+    // CLI11 names an option as "--opt: ..."; moesim's messages say "at --opt: ...".
+    std::string what = e.what();
+    if (what.rfind("-", 0) == 0 && what.find(": ") != std::string::npos) what = "at " + what;
+    std::fprintf(stderr, "moesim: error: %s (see '%s --help')\n", what.c_str(), help.c_str());
     return static_cast<int>(ExitCode::kBadInput);
   }
   try {

@@ -1,5 +1,6 @@
 // `moesim accuracy [--data FILE] [--group G] [--point ID [--scenario-out FILE]] [--fidelity simulation|estimate]
 // [--verbose]`: predicted vs published per point and MAPE per group.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "config/published_loader.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "core/format.hpp"
 #include "planner/published_rank.hpp"
 #include "report/result_json.hpp"
 #include "scenario/plan.hpp"
@@ -77,24 +79,41 @@ std::vector<accuracy::PublishedPoint> only_point(std::vector<accuracy::Published
   throw InputError("--point", id, "no point has this id", "the ids `moesim accuracy` lists").in_file(file);
 }
 
+struct AccuracyOptions {
+  std::string data;  ///< empty: the built-in copy of tests/validation/published.json
+  std::string group;
+  std::string fidelity = "simulation";
+  bool verbose = false;
+  bool rank_layouts = false;
+  std::string point;
+  std::string scenario_out;
+};
+
+// `--group` must name a group of the file: an unknown one would print an empty table and exit 0.
+void check_group(const std::vector<accuracy::PublishedPoint>& points, const std::string& group, const std::string& file) {
+  std::vector<std::string> groups;
+  for (const auto& p : points) {
+    if (std::find(groups.begin(), groups.end(), p.group) == groups.end()) groups.push_back(p.group);
+  }
+  std::sort(groups.begin(), groups.end());
+  if (std::find(groups.begin(), groups.end(), group) == groups.end()) {
+    throw InputError("--group", group, "no point has this group" + did_you_mean(group, groups), join(groups)).in_file(file);
+  }
+}
+
+int print_accuracy(const std::vector<accuracy::PublishedPoint>& points, const AccuracyOptions& opt);
+
 }  // namespace
 
 void register_accuracy(CLI::App& app, Commands& commands) {
-  struct Options {
-    std::string data = MOESIM_DEFAULT_VALIDATION_FILE;
-    std::string group;
-    std::string fidelity = "simulation";
-    bool verbose = false;
-    bool rank_layouts = false;
-    std::string point;
-    std::string scenario_out;
-  };
-  auto opt = std::make_shared<Options>();
+  auto opt = std::make_shared<AccuracyOptions>();
   auto* sub = app.add_subcommand("accuracy", "Compare predictions with published end-to-end training measurements.");
-  sub->add_option("--data", opt->data, "validation file of published measurements")->capture_default_str();
+  sub->add_option("--data", opt->data,
+                  std::string("validation file of published measurements (default: the copy of ") +
+                      config::kBuiltinPublishedFile + " built into moesim)");
   sub->add_option("--group", opt->group, "only this source group (e.g. narayanan2021, mcore-weak-scaling, megatron-bridge)");
   sub->add_option("--fidelity", opt->fidelity, "simulation (event simulation, the default) or estimate (closed form)")
-      ->check(CLI::IsMember({"estimate", "simulation"}));
+      ->check(CLI::IsMember(names_of(kFidelityNames)));
   sub->add_option("--point", opt->point, "only the point with this id");
   sub->add_option("--scenario-out", opt->scenario_out,
                   "with --point: write the scenario that reproduces the point, for `moesim simulate`")
@@ -104,47 +123,60 @@ void register_accuracy(CLI::App& app, Commands& commands) {
                 "instead of the error, print each published layout's rank among the planner's candidates (estimate)");
   sub->callback([opt, &commands] {
     commands.set([opt] {
+      OutputBatch outputs;
+      outputs.expect("--scenario-out", opt->scenario_out);
       auto points = config::load_published_points(opt->data);
+      const std::string file = opt->data.empty() ? std::string(config::kBuiltinPublishedFile) : opt->data;
+      if (!opt->group.empty()) check_group(points, opt->group, file);
       if (!opt->point.empty()) {
-        points = only_point(std::move(points), opt->point, opt->data);
+        points = only_point(std::move(points), opt->point, file);
         if (!opt->scenario_out.empty()) {
-          write_file_atomically(opt->scenario_out, report::scenario_to_json(points.front().scenario).dump(2) + "\n");
+          outputs.write(opt->scenario_out, report::scenario_to_json(points.front().scenario).dump(2) + "\n");
         }
       }
-      if (opt->rank_layouts) return print_layout_ranks(points, opt->group);
-      const auto fidelity =
-          opt->fidelity == "estimate" ? accuracy::Fidelity::kEstimate : accuracy::Fidelity::kSimulation;
-      const auto rep = accuracy::run_accuracy(points, opt->group, fidelity);
-      std::printf("fidelity %s\n", opt->fidelity.c_str());
-      std::printf("%-64s %-20s %12s %12s %8s\n", "point", "metric", "published", "predicted", "error");
-      for (const auto& o : rep.outcomes) {
-        if (!o.failure.empty()) {
-          std::printf("%-64s failed: %s\n", o.point->id.c_str(), o.failure.c_str());
-          continue;
-        }
-        std::printf("%-64s %-20s %12.4g %12.4g %+7.1f%%\n", o.point->id.c_str(),
-                    std::string(accuracy::to_string(o.point->metric)).c_str(), o.point->value, o.predicted, 100.0 * o.error);
-        if (opt->verbose) {
-          for (const auto& a : o.point->assumed) std::printf("    assumed: %s\n", a.c_str());
-        }
-      }
-      if (opt->verbose) {
-        for (const auto* p : rep.skipped) std::printf("skipped %s: %s\n", p->id.c_str(), p->skip_reason.c_str());
-      }
-      std::printf("\n%-44s %7s %8s %10s\n", "group", "points", "MAPE", "max |err|");
-      for (const auto& g : rep.groups) {
-        std::printf("%-44s %7d %7.1f%% %9.1f%%\n", g.group.c_str(), g.points, 100.0 * g.mape, 100.0 * g.max_abs_error);
-      }
-      std::printf("\nsubgroup\n");
-      for (const auto& g : rep.subgroups) {
-        std::printf("  %-60s %5d %7.1f%% %9.1f%%\n", g.group.c_str(), g.points, 100.0 * g.mape, 100.0 * g.max_abs_error);
-      }
-      print_bounds(rep);
-      std::printf("\n%zu points run, %zu skipped (--verbose lists why); overall MAPE %.1f%%\n", rep.outcomes.size(),
-                  rep.skipped.size(), 100.0 * rep.overall_mape);
-      return 0;
+      // The scenario goes into place after the table, not before: a failure in between leaves nothing.
+      const int status = opt->rank_layouts ? print_layout_ranks(points, opt->group) : print_accuracy(points, *opt);
+      outputs.commit();
+      return status;
     });
   });
 }
+
+namespace {
+
+int print_accuracy(const std::vector<accuracy::PublishedPoint>& points, const AccuracyOptions& opt) {
+  const Fidelity fidelity = *value_of(kFidelityNames, opt.fidelity);  // CLI11 checked the name
+  const auto rep = accuracy::run_accuracy(points, opt.group, fidelity);
+  std::printf("fidelity %s\n", opt.fidelity.c_str());
+  std::printf("%-64s %-20s %12s %12s %8s\n", "point", "metric", "published", "predicted", "error");
+  for (const auto& o : rep.outcomes) {
+    if (!o.failure.empty()) {
+      std::printf("%-64s failed: %s\n", o.point->id.c_str(), o.failure.c_str());
+      continue;
+    }
+    std::printf("%-64s %-20s %12.4g %12.4g %+7.1f%%\n", o.point->id.c_str(),
+                std::string(accuracy::to_string(o.point->metric)).c_str(), o.point->value, o.predicted, 100.0 * o.error);
+    if (opt.verbose) {
+      for (const auto& a : o.point->assumed) std::printf("    assumed: %s\n", a.c_str());
+    }
+  }
+  if (opt.verbose) {
+    for (const auto* p : rep.skipped) std::printf("skipped %s: %s\n", p->id.c_str(), p->skip_reason.c_str());
+  }
+  std::printf("\n%-44s %7s %8s %10s\n", "group", "points", "MAPE", "max |err|");
+  for (const auto& g : rep.groups) {
+    std::printf("%-44s %7d %7.1f%% %9.1f%%\n", g.group.c_str(), g.points, 100.0 * g.mape, 100.0 * g.max_abs_error);
+  }
+  std::printf("\nsubgroup\n");
+  for (const auto& g : rep.subgroups) {
+    std::printf("  %-60s %5d %7.1f%% %9.1f%%\n", g.group.c_str(), g.points, 100.0 * g.mape, 100.0 * g.max_abs_error);
+  }
+  print_bounds(rep);
+  std::printf("\n%zu points run, %zu skipped (--verbose lists why); overall MAPE %.1f%%\n", rep.outcomes.size(),
+              rep.skipped.size(), 100.0 * rep.overall_mape);
+  return 0;
+}
+
+}  // namespace
 
 }  // namespace moesim::cli

@@ -66,6 +66,8 @@ int run_calibrate(const Options& o) {
   if (o.out.empty() && o.request.empty()) {
     throw InputError("--out", "", "required: the profile to write (or --request FILE to write only the request)");
   }
+  check_output_path_of("--request", o.request);
+  check_output_path_of("--out", o.out);
   const Scenario s = scenario_of(o);
   std::int64_t left_out = 0;
   const hw::CalibrationRequest request = calibration_request_of(s, left_out);

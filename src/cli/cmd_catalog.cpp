@@ -52,6 +52,7 @@ void register_models(CLI::App& app, Commands& commands) {
   import->add_option("--json", io->json_out, "write the model as a moesim definition (Megatron names) to this file");
   import->callback([&commands, io] {
     commands.set([io] {
+      check_output_path_of("--json", io->json_out);
       const auto m = config::import_hf_config_file(io->file);
       std::fputs(format_model_summary(m).c_str(), stdout);
       if (!io->json_out.empty()) write_file_atomically(io->json_out, report::model_to_json(m).dump(2) + "\n");

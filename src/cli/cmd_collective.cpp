@@ -61,6 +61,7 @@ void register_collective(CLI::App& app, Commands& commands) {
       ->capture_default_str();
   sub->callback([opt, &commands] {
     commands.set([opt] {
+      check_output_path_of("--json", opt->json_out);
       if (opt->gpus < 1 || opt->gpus > 1048576) {
         throw InputError("--gpus", std::to_string(opt->gpus), "out of range", "1 to 1048576");
       }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "cli/memory_timeline_text.hpp"
 #include "cli/scenario_errors.hpp"
 #include "config/builtin_scenarios.hpp"
@@ -88,6 +89,7 @@ int memory_of_scenario(const Options& opt, const Scenario& s) {
 }
 
 int run_memory(const Options& opt) {
+  check_output_path_of("--timeline-csv", opt.timeline_csv);
   const Scenario s = config::load_scenario_argument(opt.scenario);
   return naming_scenario_file(opt.scenario, [&] { return memory_of_scenario(opt, s); });
 }
@@ -101,7 +103,7 @@ void register_memory(CLI::App& app, Commands& commands) {
   sub->add_option("--expert-load", opt->expert_load_factor,
                   "routed copies on the most loaded EP rank over the balanced share (1 = balanced)")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 1000.0));
+      ->check(finite_range(1.0, 1000.0));
   sub->add_flag("--timeline", opt->timeline,
                 "print the per-op memory timeline of one stage's rank, one line per pass (the peak stage unless --stage)");
   sub->add_option("--timeline-csv", opt->timeline_csv,

@@ -6,11 +6,11 @@
 #include <optional>
 #include <string>
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/progress_line.hpp"
+#include "cli/option_checks.hpp"
 #include "cli/plan_args.hpp"
 #include "cli/plan_print.hpp"
 #include "cli/report_topology.hpp"
@@ -40,17 +40,12 @@ struct PlanCliOptions {
   bool no_skew = false, quiet = false, resume = false;
 };
 
-// A bar on stderr when it is a terminal; nothing in logs and pipes.
-planner::Progress progress_bar(bool quiet) {
-  if (quiet || !isatty(fileno(stderr))) return {};
-  return [](std::int64_t done, std::int64_t total) {
-    const int width = 40;
-    const int filled = static_cast<int>(width * done / std::max<std::int64_t>(total, 1));
-    std::fprintf(stderr, "\rsearching [%s%s] %lld/%lld candidates", std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                 std::string(static_cast<std::size_t>(width - filled), ' ').c_str(), static_cast<long long>(done),
-                 static_cast<long long>(total));
-    if (done == total) std::fputs("\r\033[K", stderr);
-    std::fflush(stderr);
+// Progress on stderr when it is a terminal (cli/progress_line.hpp): the search, the finalists'
+// simulations, the searches of precision advice and the skew runs, each with its percent, rate and ETA.
+planner::Progress progress_of(const std::shared_ptr<ProgressLine>& line) {
+  return [line](std::string_view phase, std::int64_t done, std::int64_t total) {
+    const bool simulations = phase == "simulating finalists" || phase == "skew sensitivity";
+    line->update(phase, static_cast<double>(done), static_cast<double>(total), simulations ? "simulations" : "candidates");
   };
 }
 
@@ -107,8 +102,9 @@ PlanRequest build_request(const PlanCliOptions& o) {
   return req;
 }
 
-void write_outputs(const Plan& plan, const PlanCliOptions& o) {
-  if (!o.json_out.empty()) write_file_atomically(o.json_out, report::plan_to_json_text(plan));
+// Every output of the plan, then the table; nothing is in place before all are written.
+void write_outputs(const Plan& plan, const PlanCliOptions& o, OutputBatch& outputs) {
+  if (!o.json_out.empty()) outputs.write(o.json_out, report::plan_to_json_text(plan));
   if (!o.html_out.empty()) {
     // The winner's cluster (its GPU count when the plan spans several).
     Scenario cluster = plan.request.base;
@@ -116,9 +112,11 @@ void write_outputs(const Plan& plan, const PlanCliOptions& o) {
     const auto topology = report_topology(cluster);
     report::HtmlExtras extras;
     extras.topology = topology ? &*topology : nullptr;
-    write_file_atomically(o.html_out, report::plan_to_html(plan, extras));
+    outputs.write(o.html_out, report::plan_to_html(plan, extras));
   }
-  if (!o.quiet) std::fputs(format_plan(plan).c_str(), stdout);
+  const bool stdout_taken = o.json_out == kStdStream || o.html_out == kStdStream;
+  if (!o.quiet && !stdout_taken) std::fputs(format_plan(plan).c_str(), stdout);
+  outputs.commit();
 }
 
 // A stopped plan (SIGINT, SIGTERM): what it found, on stdout, and the conventional exit status.
@@ -154,7 +152,7 @@ config::PlanCheckpoint load_checkpoint_for(const std::string& path, const PlanRe
 
 // `plan --shard i/N --json FILE`: the partial search, checkpointed to FILE.checkpoint as it goes so
 // that a killed sweep resumes (--resume) where it stopped; the checkpoint goes once FILE is written.
-int run_shard(const PlanRequest& req, planner::SearchOptions so, const PlanCliOptions& o) {
+int run_shard(const PlanRequest& req, planner::SearchOptions so, const PlanCliOptions& o, ProgressLine& progress) {
   const std::string checkpoint = o.json_out + ".checkpoint";
   std::optional<config::PlanCheckpoint> resumed;
   if (o.resume) {
@@ -170,12 +168,16 @@ int run_shard(const PlanRequest& req, planner::SearchOptions so, const PlanCliOp
   };
   so.checkpoint_every_s = o.checkpoint_every_s;
   const planner::SearchRun run = planner::run_search(req, so);
+  progress.clear();
   if (!run.complete()) {
     return report_stop(req, run.evaluation, run.total, o,
                        "progress saved in " + checkpoint + " (add --resume to the same command to continue)");
   }
   const SearchEvaluation& ev = run.evaluation;
-  write_file_atomically(o.json_out, report::search_shard_to_json_text(req, ev));
+  OutputBatch outputs;
+  outputs.expect("--json", o.json_out);
+  outputs.write(o.json_out, report::search_shard_to_json_text(req, ev));
+  outputs.commit();
   std::error_code ec;
   std::filesystem::remove(checkpoint, ec);
   if (!o.quiet) {
@@ -216,11 +218,11 @@ void register_plan(CLI::App& app, Commands& commands) {
   sub->add_option("--host-sync-idle-s", o->host_sync_idle_s,
                   "seconds the GPU idles per MoE layer forward at the token-count read-back, measured on your stack "
                   "(moe.host_sync_idle_s; default: the scenario's, else 0 = not priced)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(finite_range(0.0, 1.0));
   sub->add_option("--objective", o->objective, "throughput, tokens-per-gpu-hour or time-to-tokens")
       ->check(CLI::IsMember({"throughput", "tokens-per-gpu-hour", "time-to-tokens"}));
   sub->add_option("--token-budget", o->token_budget, "tokens to train (reports the time to train them)")
-      ->check(CLI::Range(0.0, 1e18));
+      ->check(finite_range(0.0, 1e18));
   sub->add_option("--top", o->top, "rows of the ranked table")->capture_default_str()->check(CLI::Range(1, 1000));
   sub->add_option("--finalists", o->finalists, "best candidates by estimate to simulate op by op and re-rank (K)")
       ->capture_default_str()
@@ -233,39 +235,52 @@ void register_plan(CLI::App& app, Commands& commands) {
   sub->add_flag("--resume", o->resume, "continue a stopped --shard sweep from its JSON.checkpoint");
   sub->add_option("--checkpoint-every", o->checkpoint_every_s, "seconds between a --shard sweep's checkpoints")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 86400.0));
+      ->check(finite_range(0.0, 86400.0));
   sub->add_option("--json", o->json_out, "write the plan (moesim.plan/1), or with --shard the partial search");
   sub->add_option("--html", o->html_out, "write a self-contained HTML report of the plan");
   sub->add_flag("-q,--quiet", o->quiet, "print nothing but errors");
   sub->callback([o, &commands] {
     commands.set([o] {
-      // A build without ECharts cannot write the report: say so before a long search, not after.
+      // Every output is checked before the search, and a build without ECharts cannot write the
+      // report: both are said before a long search, not after.
+      OutputBatch outputs;
+      outputs.expect("--json", o->json_out);
+      outputs.expect("--html", o->html_out);
       if (!o->html_out.empty()) report::require_html_support();
       const PlanRequest req = build_request(*o);
       // Ctrl-C or SIGTERM: stop between blocks of candidates, save, show the best so far, exit 128+signal.
       const StopOnSignal stop_on_signal;
+      const auto progress = std::make_shared<ProgressLine>(!o->quiet);
       planner::SearchOptions so;
       so.threads = o->threads;
-      so.progress = progress_bar(o->quiet);
+      so.progress = progress_of(progress);
       so.stop_requested = [] { return stop_requested(); };
       if (!o->shard.empty()) {
         parse_shard(o->shard, so.shard, so.shards);
         if (o->json_out.empty()) throw InputError("--json", "", "--shard writes a partial search and needs --json FILE", "--json FILE");
+        if (o->json_out == kStdStream) throw InputError("--json", o->json_out, "a shard keeps a checkpoint beside its file", "--json FILE");
         if (!o->html_out.empty()) throw InputError("--html", o->html_out, "a shard has no report; merge the shards first", "moesim merge");
-        return run_shard(req, so, *o);
+        return run_shard(req, so, *o, *progress);
       }
       if (o->resume) {
         throw InputError("--resume", "", "only a --shard sweep keeps checkpoints to resume from",
                          "moesim plan ... --shard i/N --json FILE --resume");
       }
       const planner::SearchRun run = planner::run_search(req, so);
-      if (!run.complete()) return report_stop(req, run.evaluation, run.total, *o, "nothing was written");
+      if (!run.complete()) {
+        progress->clear();
+        return report_stop(req, run.evaluation, run.total, *o, "nothing was written");
+      }
       planner::PlanOptions po;
       po.threads = o->threads;
       po.stop_requested = so.stop_requested;
+      po.progress = so.progress;
       try {
-        write_outputs(planner::finish_plan(req, {run.evaluation}, po), *o);
+        const Plan plan = planner::finish_plan(req, {run.evaluation}, po);
+        progress->clear();
+        write_outputs(plan, *o, outputs);
       } catch (const StoppedError&) {
+        progress->clear();
         return report_stop(req, run.evaluation, run.total, *o, "stopped while simulating the finalists; nothing was written");
       }
       return 0;
@@ -282,6 +297,9 @@ void register_plan(CLI::App& app, Commands& commands) {
   merge->add_flag("-q,--quiet", m->quiet, "print nothing but errors");
   merge->callback([m, shards, &commands] {
     commands.set([m, shards] {
+      OutputBatch outputs;
+      outputs.expect("--json", m->json_out);
+      outputs.expect("--html", m->html_out);
       if (!m->html_out.empty()) report::require_html_support();
       std::vector<SearchEvaluation> parts;
       PlanRequest req;
@@ -302,7 +320,7 @@ void register_plan(CLI::App& app, Commands& commands) {
       }
       planner::PlanOptions po;
       po.threads = m->threads;
-      write_outputs(planner::finish_plan(req, parts, po), *m);
+      write_outputs(planner::finish_plan(req, parts, po), *m, outputs);
       return 0;
     });
   });

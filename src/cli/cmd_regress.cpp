@@ -16,9 +16,8 @@
 #include "config/builtin_scenarios.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
-#include "estimate/step_estimator.hpp"
 #include "report/baseline_json.hpp"
-#include "sim/step_simulator.hpp"
+#include "predict/predict.hpp"
 
 namespace moesim::cli {
 namespace {
@@ -28,7 +27,7 @@ namespace fs = std::filesystem;
 RegressionPoint run_point(const SuiteEntry& e, const fs::path& suite_dir) {
   const bool file = fs::path(e.scenario).extension() == ".json";
   const Scenario s = config::load_scenario_argument(file ? (suite_dir / e.scenario).string() : e.scenario);
-  const Result r = e.fidelity == "simulation" ? sim::simulate_step(s, {}).result : estimate::estimate_step(s);
+  const Result r = predict::predict(s, *value_of(kFidelityNames, e.fidelity)).result;  // the suite spells both
   RegressionPoint p;
   p.id = point_id(e);
   p.scenario = e.scenario;
@@ -100,6 +99,16 @@ void register_regress(CLI::App& app, Commands& commands) {
       const fs::path dir = opt->baselines;
       const fs::path suite_dir = opt->suite.empty() ? dir.parent_path().empty() ? fs::path("regress") : dir.parent_path() / "regress"
                                                     : fs::path(opt->suite);
+      // The folders first, by the options that name them (not by a file inside them).
+      if (!opt->update && !fs::is_directory(dir)) {
+        throw InputError("--baselines", dir.string(), fs::exists(dir) ? "is not a folder" : "no such folder",
+                         "a folder of moesim.baseline/1 files, e.g. reports/baselines");
+      }
+      if (!fs::is_directory(suite_dir)) {
+        throw InputError(opt->suite.empty() ? "--baselines" : "--suite", suite_dir.string(),
+                         opt->suite.empty() ? "the suite's folder BASELINES/../regress does not exist" : "no such folder",
+                         "a folder of the suite's scenario files, e.g. reports/regress");
+      }
       // Read the baselines first: a malformed file fails before minutes of simulation.
       const std::vector<RegressionPoint> baselines = opt->update ? std::vector<RegressionPoint>{} : read_baselines(dir);
       std::vector<RegressionPoint> now;

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "core/file_io.hpp"
 #include "cli/report_topology.hpp"
+#include "config/json_reader.hpp"
 #include "config/report_inputs.hpp"
 #include "report/html_report.hpp"
 
@@ -27,12 +28,13 @@ void register_report(CLI::App& app, Commands& commands) {
   sub->add_option("-o,--output", opt->out, "the HTML file to write")->required();
   sub->callback([opt, &commands] {
     commands.set([opt] {
+      check_output_path_of("--output", opt->out);
       const std::string text = read_text_file(opt->in);
       const auto scenario = config::scenario_of_document(text, opt->in);
       const auto topology = scenario ? report_topology(*scenario) : std::nullopt;
       report::HtmlExtras extras;
       extras.topology = topology ? &*topology : nullptr;
-      write_file_atomically(opt->out, report::json_text_to_html(text, opt->in, extras));
+      write_file_atomically(opt->out, report::file_document_to_html(config::parse_json_text(text, opt->in), opt->in, extras));
       std::fputs(fmt::format("wrote {}\n", opt->out).c_str(), stdout);
       return 0;
     });

@@ -69,6 +69,8 @@ struct Options {
 };
 
 int run_skew(const Options& o) {
+  OutputBatch outputs;  // checked before the simulations, written after them
+  outputs.expect("--json", o.json_out);
   const Sweep sw = parse_sweep(o.sweep);
   const Scenario base = config::load_scenario_argument(o.scenario);
   return naming_scenario_file(o.scenario, [&] {
@@ -108,7 +110,8 @@ int run_skew(const Options& o) {
                   100 * p.eplb_penalty, 100 * p.recovered);
       out.points.push_back(p);
     }
-    if (!o.json_out.empty()) write_file_atomically(o.json_out, report::skew_to_json_text(out));
+    if (!o.json_out.empty()) outputs.write(o.json_out, report::skew_to_json_text(out));
+    outputs.commit();
     return 0;
   });
 }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "config/hw_loader.hpp"
 #include "config/topology_loader.hpp"
 #include "core/error.hpp"
@@ -125,13 +126,18 @@ int export_files(const TopoOptions& o) {
   if (o.dot_out.empty() && o.json_out.empty()) {
     throw InputError("--dot", "", "export needs --dot FILE and/or --json FILE");
   }
+  OutputBatch outputs;
+  outputs.expect("--dot", o.dot_out);
+  outputs.expect("--json", o.json_out);
   const Loaded loaded = resolve(o);
-  if (!o.dot_out.empty()) {
-    write_file_atomically(o.dot_out, hw::to_dot(loaded.topology));
+  if (!o.dot_out.empty()) outputs.write(o.dot_out, hw::to_dot(loaded.topology));
+  if (!o.json_out.empty()) outputs.write(o.json_out, config::topology_to_json_text(loaded.topology));
+  outputs.commit();
+  // What was written, unless standard output carries the file itself.
+  if (!o.dot_out.empty() && o.dot_out != kStdStream) {
     std::printf("wrote %s (Graphviz: dot -Tsvg %s -o topology.svg)\n", o.dot_out.c_str(), o.dot_out.c_str());
   }
-  if (!o.json_out.empty()) {
-    write_file_atomically(o.json_out, config::topology_to_json_text(loaded.topology));
+  if (!o.json_out.empty() && o.json_out != kStdStream) {
     std::printf("wrote %s (%s)\n", o.json_out.c_str(), std::string(config::kTopologySchema).c_str());
   }
   return 0;
@@ -144,7 +150,7 @@ void add_source_options(CLI::App* sub, TopoOptions& o) {
   sub->add_option("--gpus", o.gpus, "GPUs of the preset (default: one NVLink domain: an HGX node, an NVL72 rack)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   sub->add_option("--oversubscription", o.oversubscription, "preset fabric: leaf downlink / uplink bandwidth (default 1)")
-      ->check(CLI::Range(1.0, 1024.0));
+      ->check(finite_range(1.0, 1024.0));
   sub->add_option("--leaf-radix", o.leaf_radix, "preset fabric: hosts per leaf, one leaf per rail per pod (default 64)")
       ->check(CLI::Range(1, 1 << 20));
 }

@@ -21,6 +21,7 @@
 #include "cli/validate_runner.hpp"
 #include "config/builtin_scenarios.hpp"
 #include "config/measured_run_loader.hpp"
+#include "config/json_reader.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "report/html_report.hpp"
@@ -167,11 +168,16 @@ int validate_scenario(const Options& o, const Scenario& s) {
   print_comparison(v);
   const std::string text = report::validation_to_json_text(v);
   if (!o.json_out.empty()) write_file_atomically(o.json_out, text);
-  if (!o.html_out.empty()) write_file_atomically(o.html_out, report::json_text_to_html(text, o.json_out, {}));
+  if (!o.html_out.empty()) write_file_atomically(o.html_out, report::file_document_to_html(config::parse_json_text(text, o.json_out), o.json_out));
   return 0;
 }
 
 int run_validate(const Options& o) {
+  // Every output folder is checked before the proxy is planned or run.
+  check_output_path_of("--workload", o.workload_out);
+  check_output_path_of("--calibration-request", o.request_out);
+  check_output_path_of("--json", o.json_out);
+  check_output_path_of("--html", o.html_out);
   validate::check_run_length(o.steps, o.warmup);
   const Scenario s = config::load_scenario_argument(o.scenario);
   return naming_scenario_file(o.scenario, [&] { return validate_scenario(o, s); });

@@ -60,6 +60,15 @@ std::vector<Precision> parse_precisions(const std::string& text, const hw::GpuSp
   for (const auto& item : split(text, ',')) {
     const auto p = precision_from_string(item);
     if (!p) throw InputError("--precision", text, "unknown precision '" + item + "'", join(names) + ", or all");
+    if (!gpu.supports(*p)) {
+      // Searching it would reject every candidate and answer "no feasible layout" (exit 3): the
+      // question itself is wrong, so it is refused as input.
+      std::vector<std::string> supported;
+      for (Precision q : kAllPrecisions) {
+        if (gpu.supports(q) && q != Precision::kFp16) supported.emplace_back(to_string(q));
+      }
+      throw InputError("--precision", text, gpu.name + " does not support " + item, join(supported) + ", or all");
+    }
     out.push_back(*p);
   }
   return out;

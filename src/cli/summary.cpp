@@ -57,7 +57,7 @@ std::string format_result_summary(const Result& r) {
   const auto& p = s.parallel;
   const auto& b = r.breakdown;
   std::string out;
-  out += fmt::format("moesim {} · fidelity {} · {}\n", r.moesim_version, r.fidelity, s.name.empty() ? "(unnamed)" : s.name);
+  out += fmt::format("moesim {} · fidelity {} · {}\n", r.moesim_version, to_string(r.fidelity), s.name.empty() ? "(unnamed)" : s.name);
   out += fmt::format("model      {}: {:.2f} B params ({:.2f} B active), {} layers{}\n", s.model.name, r.params.total / 1e9,
                      r.params.active / 1e9, s.model.num_layers,
                      s.model.is_moe() ? fmt::format(", {} experts top-{}", s.model.num_moe_experts, s.model.moe_router_topk)

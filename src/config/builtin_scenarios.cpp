@@ -5,6 +5,7 @@
 #include "config/scenario_loader.hpp"
 #include "core/embedded_files.hpp"
 #include "core/error.hpp"
+#include "core/file_io.hpp"
 #include "core/format.hpp"
 
 namespace moesim::config {
@@ -40,9 +41,11 @@ std::optional<Scenario> load_builtin_scenario(const std::string& name) {
 
 Scenario load_scenario_argument(const std::string& arg) {
   std::error_code ec;
-  if (std::filesystem::exists(arg, ec)) return load_scenario_file(arg);
+  if (arg == kStdStream || std::filesystem::exists(arg, ec)) return load_scenario_file(arg);
   if (auto s = load_builtin_scenario(arg)) return *s;
-  throw InputError("", "", "file not found, and not a built-in scenario", join(builtin_scenario_names())).in_file(arg);
+  throw InputError("", "", "file not found, and not a built-in scenario" + did_you_mean(arg, builtin_scenario_names()),
+                   join(builtin_scenario_names()))
+      .in_file(arg);
 }
 
 }  // namespace moesim::config

@@ -213,7 +213,7 @@ Spec load_preset(std::string_view dir, const std::string& name, const std::strin
                  Parse parse) {
   const auto files = presets_in(dir);
   const auto it = std::find_if(files.begin(), files.end(), [&](const PresetFile& f) { return f.name == name; });
-  if (it == files.end()) throw InputError(path, json_quoted(name), std::string("unknown ") + what, join(names_of(files)));
+  if (it == files.end()) throw InputError(path, json_quoted(name), std::string("unknown ") + what + did_you_mean(name, names_of(files)), join(names_of(files)));
   const std::string file(it->file->path);
   Spec spec = parse(parse_json_text(std::string(it->file->content), file), file);
   if (spec.name != name) {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <unordered_set>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
@@ -9,9 +12,71 @@
 
 namespace moesim::config {
 
+namespace {
+
+// Every moesim input nests a few levels (a scenario's /moe/routing/histogram is the deepest, at 4);
+// 64 is far above any of them and far below what a recursive walk of the value could not handle.
+constexpr int kMaxJsonDepth = 64;
+
+// Watches nlohmann's parse events for what the parser itself accepts but moesim refuses: a key given
+// twice in one object (nlohmann keeps the last, silently) and nesting deeper than kMaxJsonDepth (a
+// file of 100,000 '[' would later overflow the stack of any recursive walk: a dump for a message,
+// a destructor). It keeps the JSON path of the value being parsed so the error can name it.
+class ParseWatch {
+ public:
+  bool operator()(int /*depth*/, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start:
+        count_array_element();
+        if (frames_.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
+          throw InputError(path(), "", "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels",
+                           "at most " + std::to_string(kMaxJsonDepth) + " nested arrays and objects");
+        }
+        frames_.push_back(Frame{event == Json::parse_event_t::object_start, {}, -1, {}});
+        break;
+      case Json::parse_event_t::key: {
+        Frame& f = frames_.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second) {
+          throw InputError(path(), "", "duplicate key '" + f.key + "' (JSON parsers disagree on which value wins)",
+                           "each key once per object");
+        }
+        break;
+      }
+      case Json::parse_event_t::value: count_array_element(); break;
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end: frames_.pop_back(); break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool object = false;
+    std::string key;          ///< the object's current key
+    std::int64_t index = -1;  ///< the array's current element
+    std::unordered_set<std::string> keys;
+  };
+  void count_array_element() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+  }
+  [[nodiscard]] std::string path() const {
+    std::string p;
+    for (const Frame& f : frames_) p += "/" + (f.object ? f.key : std::to_string(f.index));
+    return p.empty() ? "/" : p;
+  }
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
 Json parse_json_text(const std::string& text, const std::string& file) {
   try {
-    return Json::parse(text);
+    ParseWatch watch;
+    return Json::parse(text, std::ref(watch));
+  } catch (InputError& e) {
+    throw std::move(e.in_file(file));
   } catch (const Json::parse_error& e) {
     // nlohmann reports a byte offset; people read lines and columns.
     std::size_t line = 1, column = 1;
@@ -204,7 +269,7 @@ std::string ObjectReader::get_enum(std::string_view key, std::string fallback,
   }
   auto s = v->get<std::string>();
   if (std::find(allowed.begin(), allowed.end(), s) == allowed.end()) {
-    throw InputError(path_of(key), describe_value(*v), "unknown value", join(allowed));
+    throw InputError(path_of(key), describe_value(*v), "unknown value" + did_you_mean(s, allowed), join(allowed));
   }
   return s;
 }

@@ -266,7 +266,8 @@ model::ModelSpec load_model_preset(const std::string& name, const std::string& p
       throw;
     }
   }
-  throw InputError(path, describe_value(Json(name)), "unknown model preset", join(model_preset_names()));
+  throw InputError(path, describe_value(Json(name)), "unknown model preset" + did_you_mean(name, model_preset_names()),
+                   join(model_preset_names()));
 }
 
 model::ModelSpec parse_model_definition(const Json& obj, const std::string& path) {

@@ -148,7 +148,7 @@ Candidate read_candidate(const Json& v, const std::string& path, const SearchSpa
 
 PlanQuestion load_plan_question(const std::string& arg) {
   std::error_code ec;
-  if (std::filesystem::exists(arg, ec)) {
+  if (arg == kStdStream || std::filesystem::exists(arg, ec)) {
     std::filesystem::path base_dir = std::filesystem::path(arg).parent_path();
     if (base_dir.empty()) base_dir = ".";
     return question_from(load_json_file(arg), arg, base_dir);
@@ -157,7 +157,9 @@ PlanQuestion load_plan_question(const std::string& arg) {
     const std::string label = "builtin:" + arg;
     return question_from(parse_json_text(std::string(*text), label), label, std::filesystem::current_path());
   }
-  throw InputError("", "", "file not found, and not a built-in scenario", join(builtin_scenario_names())).in_file(arg);
+  throw InputError("", "", "file not found, and not a built-in scenario" + did_you_mean(arg, builtin_scenario_names()),
+                   join(builtin_scenario_names()))
+      .in_file(arg);
 }
 
 PlanQuestion plan_question_from_flags(const std::string& model, const std::string& system, std::int64_t gpus,
@@ -251,6 +253,20 @@ SearchDocument read_search_document(std::string_view text, const std::string& fi
                                     const char* written_by) {
   try {
     const Json obj = parse_json_text(std::string(text), file);
+    // Another moesim document (a whole plan given to merge) is named as what it is, before its keys
+    // would be reported one by one as unknown.
+    if (obj.is_object()) {
+      const auto schema = obj.find("schema");
+      if (schema != obj.end() && schema->is_string() && schema->get<std::string>() != schema_wanted) {
+        const std::string found = schema->get<std::string>();
+        const std::string what = found == "moesim.plan/1"            ? "this is a plan (moesim.plan/1)"
+                                 : found == "moesim.result/1"        ? "this is a result (moesim.result/1)"
+                                 : found == kPlanShardSchema         ? "this is a plan shard"
+                                 : found == kPlanCheckpointSchema    ? "this is a plan checkpoint"
+                                                                     : "this is not a moesim search document";
+        throw InputError("/schema", describe_value(*schema), what + ", not a " + written_by, schema_wanted);
+      }
+    }
     const bool checkpoint = std::string_view(schema_wanted) == kPlanCheckpointSchema;
     std::vector<std::string> keys{"schema", "moesim_version", "request", "search"};
     if (checkpoint) keys.emplace_back("progress");

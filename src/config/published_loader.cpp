@@ -8,6 +8,7 @@
 
 #include "config/hw_loader.hpp"
 #include "config/json_reader.hpp"
+#include "core/embedded_files.hpp"
 #include "core/error.hpp"
 #include "model/model_spec.hpp"
 
@@ -370,8 +371,20 @@ std::string run_key(const Json& rec, const std::string& group) {
 
 }  // namespace
 
-std::vector<PublishedPoint> load_published_points(const std::string& path) {
-  const Json doc = load_json_file(path);
+namespace {
+// The built-in copy when `path` is empty, else the file.
+Json published_document(const std::string& path) {
+  if (!path.empty()) return load_json_file(path);
+  for (const EmbeddedFile& f : embedded_files()) {
+    if (f.path == kBuiltinPublishedFile) return parse_json_text(std::string(f.content), kBuiltinPublishedFile);
+  }
+  throw InternalError(std::string("the built-in validation file is missing: ") + kBuiltinPublishedFile);
+}
+}  // namespace
+
+std::vector<PublishedPoint> load_published_points(const std::string& given_path) {
+  const Json doc = published_document(given_path);
+  const std::string path = given_path.empty() ? std::string(kBuiltinPublishedFile) : given_path;
   if (!doc.is_array()) throw InputError("", describe_value(doc), "expected an array of measurements").in_file(path);
   std::vector<PublishedPoint> points;
   std::vector<std::string> row_keys;  ///< (task, model, GPU) of each point, for the release rule

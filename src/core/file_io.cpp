@@ -2,7 +2,10 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -49,7 +52,28 @@ void remove_stale_temporaries(const std::filesystem::path& path) {
 
 }  // namespace
 
+namespace {
+// Standard input, read to its end but never past the input cap (`cat /dev/zero | moesim simulate -`).
+std::string read_standard_input() {
+  std::string text;
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw InputError("", "", std::string("cannot read standard input: ") + std::strerror(errno)).in_file("-");
+    if (n == 0) return text;
+    text.append(chunk, static_cast<std::size_t>(n));
+    if (text.size() > kMaxInputBytes) {
+      throw InputError("", "more than " + std::to_string(kMaxInputBytes) + " bytes", "input too large",
+                       "at most " + std::to_string(kMaxInputBytes) + " bytes (256 MiB)")
+          .in_file("-");
+    }
+  }
+}
+}  // namespace
+
 std::string read_text_file(const std::filesystem::path& path) {
+  if (path == kStdStream) return read_standard_input();
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (!std::filesystem::exists(status)) throw InputError("", "", "file not found").in_file(path.string());
@@ -73,11 +97,74 @@ std::string read_text_file(const std::filesystem::path& path) {
   return ss.str();
 }
 
+void check_output_path(const std::filesystem::path& path) {
+  if (path == kStdStream) return;
+  const std::string allowed = "a new file or a regular file in an existing, writable folder, or - for standard output";
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    // An atomic write renames a new file over the name: over a link it would replace the link, over
+    // /dev/full or a FIFO the device node or the pipe. Only regular files are replaced.
+    if (S_ISLNK(st.st_mode)) {
+      throw InputError("", "", "is a symbolic link, which the atomic write would replace", allowed).in_file(path.string());
+    }
+    if (S_ISDIR(st.st_mode)) throw InputError("", "", "is a folder", allowed).in_file(path.string());
+    if (!S_ISREG(st.st_mode)) {
+      throw InputError("", "", "is not a regular file (a device, pipe or socket), which the atomic write would replace",
+                       allowed)
+          .in_file(path.string());
+    }
+  } else if (errno != ENOENT) {
+    throw InputError("", "", std::string("cannot check the output: ") + std::strerror(errno), allowed).in_file(path.string());
+  }
+  const std::filesystem::path folder = folder_of(path);
+  std::error_code ec;
+  const auto status = std::filesystem::status(folder, ec);
+  if (!std::filesystem::exists(status)) {
+    throw InputError("", "", "its folder " + folder.string() + " does not exist", allowed).in_file(path.string());
+  }
+  if (!std::filesystem::is_directory(status)) {
+    throw InputError("", "", folder.string() + " is not a folder", allowed).in_file(path.string());
+  }
+  if (::access(folder.c_str(), W_OK | X_OK) != 0) {
+    throw InputError("", "", "its folder " + folder.string() + " is not writable", allowed).in_file(path.string());
+  }
+}
+
+void check_output_path_of(std::string_view option, const std::string& path) {
+  if (path.empty()) return;
+  try {
+    check_output_path(path);
+  } catch (const InputError& e) {
+    throw InputError(std::string(option), path, e.rule(), e.allowed());
+  }
+}
+
 // PendingFile: the file being written. On Linux it is an unnamed inode (O_TMPFILE) in the target's
 // folder, so a process killed mid-write — even by SIGKILL — leaves nothing behind; it gets a name only
 // at commit (linkat through /proc/self/fd, then rename over the target, both atomic). Where the file
 // system lacks O_TMPFILE it falls back to a named `PATH.tmp.PID`.
 AtomicFileWriter::PendingFile::PendingFile(const std::filesystem::path& path) : path_(path) {
+  if (path_ == kStdStream) {
+    // Standard output gets the whole content at commit, or nothing: it waits in an unnamed temporary.
+    to_stdout_ = true;
+    std::error_code ec;
+    const std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+    const std::string folder = ec ? std::string("/tmp") : tmp.string();
+#ifdef O_TMPFILE
+    fd_ = ::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+#endif
+    if (fd_ < 0) {
+      std::string name = folder + "/moesim-stdout-XXXXXX";
+      fd_ = ::mkstemp(name.data());
+      if (fd_ >= 0) ::unlink(name.c_str());
+    }
+    if (fd_ < 0) {
+      throw InputError("", "", std::string("cannot create a temporary for standard output: ") + std::strerror(errno))
+          .in_file(path_.string());
+    }
+    return;
+  }
+  check_output_path(path_);
   remove_stale_temporaries(path_);
 #ifdef O_TMPFILE
   fd_ = ::open(folder_of(path_).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
@@ -104,7 +191,32 @@ void AtomicFileWriter::PendingFile::write(std::string_view bytes) {
   }
 }
 
+void AtomicFileWriter::PendingFile::copy_to_stdout() {
+  std::fflush(stdout);  // what the command printed before comes first
+  if (::lseek(fd_, 0, SEEK_SET) != 0) fail(std::string("cannot rewind the standard-output temporary: ") + std::strerror(errno));
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(std::string("cannot read the standard-output temporary: ") + std::strerror(errno));
+    if (n == 0) break;
+    std::string_view bytes(chunk, static_cast<std::size_t>(n));
+    while (!bytes.empty()) {
+      const ssize_t w = ::write(STDOUT_FILENO, bytes.data(), bytes.size());
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) fail(std::string("cannot write standard output: ") + std::strerror(errno));
+      bytes.remove_prefix(static_cast<std::size_t>(w));
+    }
+  }
+  ::close(fd_);
+  fd_ = -1;
+}
+
 void AtomicFileWriter::PendingFile::commit() {
+  if (to_stdout_) {
+    copy_to_stdout();
+    return;
+  }
   // fsync before the rename: after a power loss the name never points at an empty or partial file.
   if (::fsync(fd_) != 0) fail(std::string("cannot flush output file: ") + std::strerror(errno));
   if (named_.empty()) {
@@ -166,6 +278,36 @@ void AtomicFileWriter::flush_buffer() {
     throw;
   }
   buffer_.clear();
+}
+
+void OutputBatch::expect(std::string_view option, const std::string& path) {
+  if (path.empty()) return;
+  for (const auto& [other, other_option] : expected_) {
+    if (other == path) {
+      throw InputError(std::string(option), path,
+                       path == kStdStream ? "standard output can take only one output (" + other_option + " has it)"
+                                          : "the same file as " + other_option,
+                       "a different file for each output");
+    }
+  }
+  check_output_path_of(option, path);
+  expected_.emplace_back(path, std::string(option));
+}
+
+AtomicFileWriter& OutputBatch::open(const std::string& path) {
+  const bool known = std::any_of(expected_.begin(), expected_.end(), [&](const auto& e) { return e.first == path; });
+  if (!known) throw InternalError("OutputBatch: output not checked before the work: " + path);
+  files_.push_back(std::make_unique<AtomicFileWriter>(path));
+  return *files_.back();
+}
+
+void OutputBatch::write(const std::string& path, std::string_view content) { open(path).append(content); }
+
+AtomicFileWriter& OutputBatch::stream(const std::string& path) { return open(path); }
+
+void OutputBatch::commit() {
+  for (auto& f : files_) f->commit();
+  files_.clear();
 }
 
 }  // namespace moesim

@@ -46,4 +46,14 @@ void EventQueue::run(SimTime until) {
   if (until != kNever && until > now_) now_ = until;
 }
 
+void EventQueue::run_polling(std::uint64_t every, const std::function<void()>& poll) {
+  std::uint64_t until_poll = every;
+  while (run_next()) {
+    if (--until_poll == 0) {
+      poll();
+      until_poll = every;
+    }
+  }
+}
+
 }  // namespace moesim::engine

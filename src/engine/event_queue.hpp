@@ -21,6 +21,9 @@ class EventQueue {
   /// Runs until empty or until the next event is later than `until`; the clock then stands at
   /// `until` (unless kNever), so nothing can later be scheduled inside the finished window.
   void run(SimTime until = kNever);
+  /// Runs until empty, calling `poll` after every `every` events: the caller's hook for progress and
+  /// for stopping (a poll that throws ends the run; the queue is then abandoned).
+  void run_polling(std::uint64_t every, const std::function<void()>& poll);
 
   [[nodiscard]] SimTime now() const { return now_; }
   [[nodiscard]] bool empty() const { return heap_.empty(); }

@@ -14,10 +14,10 @@
 
 namespace moesim::estimate {
 
-Result start_result(const Scenario& s, std::string_view fidelity) {
+Result start_result(const Scenario& s, Fidelity fidelity) {
   Result r;
   r.scenario = s;
-  r.fidelity = std::string(fidelity);
+  r.fidelity = fidelity;
   r.seed = s.seed;
   r.moesim_version = std::string(kVersion);
   r.flops_convention = s.flops_convention;
@@ -53,7 +53,7 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, 
   r.warnings.insert(r.warnings.end(), s.load_warnings.begin(), s.load_warnings.end());
   // The closed form prices balanced expert loads; the simulation draws the routing and runs each
   // EP rank with its own load.
-  const bool estimate = r.fidelity == "estimate";
+  const bool estimate = r.fidelity == Fidelity::kEstimate;
   if (estimate && s.model.is_moe() && s.moe.routing.distribution != RoutingDistribution::kBalanced) {
     r.warnings.push_back(fmt::format(
         "routing distribution '{}': fidelity estimate assumes balanced expert loads (moe_imbalance 1.0); "

@@ -12,7 +12,7 @@ namespace moesim::estimate {
 class LayerCostModel;
 
 /// A Result with the scenario, fidelity, seed, version and parameter counts filled in.
-[[nodiscard]] Result start_result(const Scenario& s, std::string_view fidelity);
+[[nodiscard]] Result start_result(const Scenario& s, Fidelity fidelity);
 
 /// Fills throughput, MFU, layout, warnings and memory (memory/memory_result.hpp) from
 /// `r.step_time_s` (which must be > 0). `expert_load_factor`: routed copies on the most loaded EP

@@ -95,7 +95,7 @@ void hide_combined_all_to_alls(const Scenario& s, const LayerCostModel& lc, cons
 }  // namespace
 
 Result estimate_step(const Scenario& s, const EstimateOptions& options) {
-  Result r = start_result(s, "estimate");
+  Result r = start_result(s, Fidelity::kEstimate);
 
   const auto& p = s.parallel;
   const LayerCostModel lc(s);

@@ -9,13 +9,15 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 namespace moesim::planner {
 
-/// Progress callback: (done, total). Called under a lock, at most about 200 times per run.
-using Progress = std::function<void(std::int64_t done, std::int64_t total)>;
+/// Progress callback: (phase, done, total), e.g. ("searching", 2560, 110160). parallel_for calls it
+/// under a lock, at most about 200 times per run; the CLI throttles what it draws.
+using Progress = std::function<void(std::string_view phase, std::int64_t done, std::int64_t total)>;
 
 /// 0 → every hardware thread (at least 1).
 [[nodiscard]] inline int resolve_threads(int requested) {
@@ -24,7 +26,7 @@ using Progress = std::function<void(std::int64_t done, std::int64_t total)>;
 }
 
 template <typename F>
-void parallel_for(std::int64_t n, int threads, F&& f, const Progress& progress = {}) {
+void parallel_for(std::int64_t n, int threads, F&& f, const Progress& progress = {}, std::string_view phase = {}) {
   std::atomic<std::int64_t> next{0}, done{0};
   std::atomic<bool> failed{false};
   std::exception_ptr error;
@@ -45,7 +47,7 @@ void parallel_for(std::int64_t n, int threads, F&& f, const Progress& progress =
       const std::int64_t d = done.fetch_add(1) + 1;
       if (progress && (d % report_every == 0 || d == n)) {
         const std::lock_guard<std::mutex> lock(mutex);
-        progress(d, n);
+        progress(phase, d, n);
       }
     }
   };

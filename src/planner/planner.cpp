@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "estimate/step_estimator.hpp"
 #include "planner/explain.hpp"
+#include "predict/predict.hpp"
 #include "planner/pareto.hpp"
 #include "planner/search.hpp"
 #include "planner/search_space.hpp"
@@ -148,9 +149,10 @@ Plan finish_plan(const PlanRequest& request, const std::vector<SearchEvaluation>
     row.estimate = ev.feasible[static_cast<std::size_t>(i)];
     const Scenario s = scenario_for(request, row.estimate.candidate);
     // A finalist too large to simulate op by op (sim::kMaxLayerPasses) keeps its estimate.
-    row.simulated = static_cast<std::size_t>(i) < k && sim::simulation_fits(s);
-    row.result = row.simulated ? sim::simulate_step(s).result : estimate::estimate_step(s);
-  });
+    const Fidelity fidelity = static_cast<std::size_t>(i) < k ? predict::finest_fidelity(s) : Fidelity::kEstimate;
+    row.simulated = fidelity == Fidelity::kSimulation;
+    row.result = predict::predict(s, fidelity).result;
+  }, options.progress, "simulating finalists");
   std::stable_sort(plan.rows.begin(), plan.rows.begin() + static_cast<std::ptrdiff_t>(k), [&](const PlanRow& a, const PlanRow& b) {
     const double sa = objective_score(request, a.estimate.candidate.gpus, a.result.step_time_s);
     const double sb = objective_score(request, b.estimate.candidate.gpus, b.result.step_time_s);
@@ -190,6 +192,12 @@ Plan finish_plan(const PlanRequest& request, const std::vector<SearchEvaluation>
       at_p.space.precision = {p};
       SearchOptions so;
       so.threads = threads;
+      if (options.progress) {
+        const std::string phase = "precision advice (" + std::string(to_string(p)) + ")";
+        so.progress = [&options, phase](std::string_view, std::int64_t done, std::int64_t total) {
+          options.progress(phase, done, total);
+        };
+      }
       const SearchEvaluation e = search(at_p, so);
       if (!e.feasible.empty()) {
         a.best_present = true;
@@ -225,7 +233,7 @@ Plan finish_plan(const PlanRequest& request, const std::vector<SearchEvaluation>
       out.step_time_s = skew.step_time_s;
       out.slowdown = skew.step_time_s / r.result.step_time_s - 1.0;
       out.max_imbalance = skew.routing.max_imbalance;
-    });
+    }, options.progress, "skew sensitivity");
   }
   plan.pareto = pareto_front(request, ev.feasible);
   // Every finalist was simulated and explained; the table shows the rows asked for.

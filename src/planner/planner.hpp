@@ -11,7 +11,7 @@ namespace moesim::planner {
 
 struct PlanOptions {
   int threads = 0;    ///< 0 = every hardware thread
-  Progress progress;  ///< search progress (the simulation of finalists is short)
+  Progress progress;  ///< phases "searching", "simulating finalists", "skew sensitivity"
   /// Polled before each simulation; true throws StoppedError (the CLI reports the search's best).
   std::function<bool()> stop_requested;
 };

@@ -150,7 +150,7 @@ SearchRun run_search(const PlanRequest& request, const SearchOptions& options) {
     for (std::int64_t i = 0; i < n; ++i) {
       absorb(ev, mine[static_cast<std::size_t>(first + i)], outcomes[static_cast<std::size_t>(i)], capacity);
     }
-    if (options.progress) options.progress(ev.considered, run.total);
+    if (options.progress) options.progress("searching", ev.considered, run.total);
     const std::chrono::duration<double> since = Clock::now() - last_checkpoint;
     if (options.checkpoint && ev.considered < run.total && since.count() >= options.checkpoint_every_s) save();
   }

@@ -155,9 +155,7 @@ void require_html_support() { (void)report_asset("echarts/dist/echarts.min.js");
 
 std::string result_to_html(const Result& r, const HtmlExtras& extras) { return json_document_to_html(result_to_json(r), extras); }
 
-std::string json_text_to_html(std::string_view text, const std::string& path, const HtmlExtras& extras) {
-  Json doc = Json::parse(text.begin(), text.end(), nullptr, false);
-  if (doc.is_discarded()) throw InputError("", path, "not valid JSON", "a file written by moesim --json").in_file(path);
+std::string file_document_to_html(const Json& doc, const std::string& path, const HtmlExtras& extras) {
   try {
     return json_document_to_html(doc, extras);
   } catch (InputError& e) {

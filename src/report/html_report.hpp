@@ -4,7 +4,6 @@
 // reports/assets/report.js — no network fetch, readable when printed (docs/reports.md). The page is
 // drawn from the JSON the writers produce, so `moesim report IN.json` and `--html` give the same page.
 #include <string>
-#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -30,7 +29,9 @@ void require_html_support();
 /// Page of a moesim.result/1 or moesim.plan/1 document. Throws InputError for another schema.
 [[nodiscard]] std::string json_document_to_html(const nlohmann::json& doc, const HtmlExtras& extras = {});
 
-/// `moesim report IN.json`: parses `text` (read from `path`, named in errors) and renders it.
-[[nodiscard]] std::string json_text_to_html(std::string_view text, const std::string& path, const HtmlExtras& extras = {});
+/// `moesim report IN.json`: a document read from `path` (parsed strictly by config::parse_json_text, so
+/// its nesting is bounded), rendered; errors name `path`.
+[[nodiscard]] std::string file_document_to_html(const nlohmann::json& doc, const std::string& path,
+                                                const HtmlExtras& extras = {});
 
 }  // namespace moesim::report

@@ -224,7 +224,7 @@ nlohmann::json scenario_to_json(const Scenario& s) {
 nlohmann::json result_to_json(const Result& r) {
   Json j{{"schema", kResultSchema},
               {"scenario", scenario_to_json(r.scenario)},
-              {"fidelity", r.fidelity},
+              {"fidelity", to_string(r.fidelity)},
               {"step_time_s", finite(r.step_time_s, "step_time_s")},
               {"tokens_per_s", finite(r.tokens_per_s, "tokens_per_s")},
               {"tokens_per_s_per_gpu", finite(r.tokens_per_s_per_gpu, "tokens_per_s_per_gpu")},

@@ -441,8 +441,14 @@ void write_chrome_trace(const Timeline& timeline, const std::filesystem::path& o
   check_timeline(timeline);
   check_options(options);
   AtomicFileWriter file(out);
-  TraceWriter(timeline, options, [&](std::string_view chunk) { file.append(chunk); }).write();
+  append_chrome_trace(timeline, file, options);
   file.commit();
+}
+
+void append_chrome_trace(const Timeline& timeline, AtomicFileWriter& file, const TraceOptions& options) {
+  check_timeline(timeline);
+  check_options(options);
+  TraceWriter(timeline, options, [&](std::string_view chunk) { file.append(chunk); }).write();
 }
 
 }  // namespace moesim::report

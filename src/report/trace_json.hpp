@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/file_io.hpp"
 #include "scenario/timeline.hpp"
 
 namespace moesim::report {
@@ -30,5 +31,9 @@ struct TraceOptions {
 /// crash never leaves a truncated trace. Throws InputError when `out` cannot be written.
 void write_chrome_trace(const Timeline& timeline, const std::filesystem::path& out,
                         const TraceOptions& options = {});
+
+/// Streams the trace into `file` without committing it: a command commits it with its other outputs
+/// (OutputBatch), so a later failure leaves no trace behind either.
+void append_chrome_trace(const Timeline& timeline, AtomicFileWriter& file, const TraceOptions& options = {});
 
 }  // namespace moesim::report

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "scenario/fidelity.hpp"
 #include "scenario/scenario.hpp"
 
 namespace moesim {
@@ -117,7 +118,7 @@ struct SimulationInfo {
 
 struct Result {
   Scenario scenario;
-  std::string fidelity = "estimate";
+  Fidelity fidelity = Fidelity::kEstimate;
   double step_time_s = 0;
   double tokens_per_s = 0;
   double tokens_per_s_per_gpu = 0;

@@ -207,6 +207,30 @@ void check_batch(const Scenario& s) {
   }
 }
 
+// Megatron-Core's interleaved schedule (pipeline_parallel/schedules.py,
+// forward_backward_pipelining_with_interleaving) runs micro-batches through the chunks in groups of
+// microbatch_group_size_per_vp_stage, pp by default. Up to core_v0.9.0 it raised unless M mod pp = 0;
+// since core_v0.10.0 it needs that group size in [pp, M] and M mod it 0 or >= pp. With the default
+// group both come to M a multiple of pp. A last group of fewer than pp micro-batches sends rank 0
+// to a chunk's next forward before the last rank has produced its input ("dependency bubbles"); in
+// some layouts (pp 8, vpp 2, M 12) that input waits on rank 0's own later backward, a cycle on
+// which the simulation stalled (issue 33).
+void check_interleaved_microbatches(const Scenario& s) {
+  const std::int64_t pp = s.parallel.pp, vpp = s.parallel.vpp;
+  if (vpp <= 1) return;
+  const std::int64_t m = s.num_microbatches();
+  if (m % pp == 0) return;
+  const std::int64_t per_pipeline = s.training.micro_batch_size * s.parallel.dp;
+  throw InputError("/parallel/vpp", str(vpp),
+                   "vpp > 1 needs the micro-batch count (global_batch_size / (micro_batch_size·dp) = " +
+                       str(s.training.global_batch_size) + " / " + str(per_pipeline) + " = " + str(m) +
+                       ") to be a multiple of pp (" + str(pp) +
+                       "): Megatron-Core's interleaved schedule refuses it with the default "
+                       "microbatch_group_size_per_vp_stage = pp (core_v0.10.0 on: M mod group must be 0 or >= pp; "
+                       "before: M mod pp = 0)",
+                   "1, or a global_batch_size that is a multiple of micro_batch_size·dp·pp = " + str(per_pipeline * pp));
+}
+
 void check_fp8_param_gather(const Scenario& s) {
   if (!s.optimizer.fp8_param_gather) return;
   const Precision p = s.precision;
@@ -301,6 +325,7 @@ void validate_layout(const Scenario& s) {
   check_a2a_overlap(s);
   check_dispatcher_sms(s);
   check_batch(s);
+  check_interleaved_microbatches(s);  // after check_batch: the micro-batch count is whole
 }
 
 }  // namespace moesim

@@ -56,7 +56,8 @@ class TableCursor {
 /// in the order Megatron runs them: warm-up forwards, steady one-forward-one-backward, cool-down
 /// backwards. With vpp > 1, micro-batches go through the chunks in groups of pp (Megatron's
 /// microbatch_group_size_per_vp_stage default), the last group possibly smaller; warm-up is
-/// (pp − rank − 1)·2 + (vpp − 1)·pp passes, capped by the total.
+/// (pp − rank − 1)·2 + (vpp − 1)·pp passes, capped by the total. A scenario only runs full groups:
+/// a shorter last group can deadlock, and validate_layout refuses it as Megatron-Core does.
 [[nodiscard]] std::vector<PipelinePass> pipeline_order(std::int64_t rank, std::int64_t pp, std::int64_t vpp,
                                                        std::int64_t microbatches);
 

@@ -9,7 +9,7 @@ namespace moesim::sim::detail {
 SimOutput StepSimulation::finish() {
   SimOutput out;
   Result& r = out.result;
-  r = estimate::start_result(s_, "simulation");
+  r = estimate::start_result(s_, Fidelity::kSimulation);
   // The step ends with the last rank; the breakdown is read on the bottleneck rank, the busiest
   // one (kernels plus blocking communication): its idle time is the bubble the pipeline imposes,
   // whereas the last rank to finish is usually stage 0, idle while it waits for the bottleneck.

@@ -52,6 +52,17 @@ StepSimulation::StepSimulation(const Scenario& s, const SimOptions& options)
   if (options_.record_timeline) tracks_ = std::make_unique<TrackRecorder>(timeline_, ranks_.size());
 }
 
+void StepSimulation::poll() const {
+  if (options_.stop_requested && options_.stop_requested()) throw StoppedError("stopped while simulating the step");
+  if (!options_.progress) return;
+  double done = 0, total = 0;
+  for (const RankState& r : ranks_) {
+    done += static_cast<double>(r.pass);
+    total += static_cast<double>(r.order.size());
+  }
+  options_.progress(done, total);
+}
+
 SimOutput StepSimulation::run() {
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(ranks_.size()); ++i) {
     queue_.schedule(0, kComputePriority, [this, i] {
@@ -59,7 +70,12 @@ SimOutput StepSimulation::run() {
       advance(i);
     });
   }
-  queue_.run();
+  if (options_.stop_requested || options_.progress) {
+    // 2^16 events take a few milliseconds: a stop is honoured at once and progress stays live.
+    queue_.run_polling(1 << 16, [this] { poll(); });
+  } else {
+    queue_.run();
+  }
   for (const RankState& r : ranks_) {
     if (!r.finished) {
       throw InternalError(fmt::format(

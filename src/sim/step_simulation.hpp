@@ -111,6 +111,8 @@ class StepSimulation {
   SimOutput run();
 
  private:
+  /// Between batches of events: a requested stop (StoppedError) and the progress callback.
+  void poll() const;
   static std::int64_t ranks_to_simulate(const Scenario& s) {
     const bool skewed = s.model.is_moe() && s.moe.routing.distribution != RoutingDistribution::kBalanced;
     return s.parallel.pp * (skewed ? s.parallel.ep : 1);

@@ -6,6 +6,7 @@
 // rank's NVLink and network ports, so concurrent traffic shares bandwidth (max-min fair).
 // Bubbles, exposed communication and the critical rank come out of the run.
 #include <cstdint>
+#include <functional>
 
 #include "scenario/result.hpp"
 #include "scenario/timeline.hpp"
@@ -18,6 +19,10 @@ struct SimOptions {
   /// every MoE layer EPLB-style from its expected loads with N redundant slots per EP rank
   /// (moe/placement.hpp). Only matters under skewed routing.
   std::int64_t redundant_experts_per_rank = -1;
+  /// Polled every few tens of thousands of events: true stops the run with StoppedError (Ctrl-C).
+  std::function<bool()> stop_requested;
+  /// Told (pipeline passes done, passes in all) as often as stop_requested is polled.
+  std::function<void(double done, double total)> progress;
 };
 
 struct SimOutput {
@@ -34,9 +39,12 @@ struct SimulationSize {
   double layers_per_stage = 0;
   double layer_passes = 0;  ///< simulated ranks × 2 × micro-batches × layers per stage
 };
-/// Far above real runs (DeepSeek-V3 on 1,024 GPUs with every EP rank simulated: ~10^6) and below
-/// what exhausts memory (~40 bytes of schedule state per pass, more per op recorded for a trace).
-inline constexpr double kMaxLayerPasses = 5e7;
+/// Ten times the real runs (DeepSeek-V3 on 1,024 GPUs with every EP rank simulated: ~10^6 layer
+/// passes, 8 s on one core), so that an accepted simulation ends within minutes (it runs at roughly
+/// 2·10^4 layer passes a second under skew, showing its progress), and far below what exhausts memory
+/// (~40 bytes of schedule state per pass, more per op recorded for a trace). Beyond it,
+/// `--fidelity estimate` answers.
+inline constexpr double kMaxLayerPasses = 1e7;
 
 [[nodiscard]] SimulationSize simulation_size(const Scenario& scenario);
 /// Whether the scenario is small enough to simulate op by op (kMaxLayerPasses).

@@ -159,8 +159,8 @@ TEST_CASE("accuracy --point writes the point's scenario, which simulate reproduc
   CHECK(r.err.find("--scenario-out requires --point") != std::string::npos);
   r = test::run_command(bin() + " accuracy --point " + id + " --scenario-out no/such/folder/x.json", root());
   CHECK(r.exit_code == 2);
-  CHECK(trim(r.err) == "moesim: error: no/such/folder/x.json: at /: cannot create output file (is the folder "
-                       "writable?): No such file or directory");
+  CHECK(trim(r.err) == "moesim: error: at --scenario-out: value no/such/folder/x.json: its folder no/such/folder does not "
+                       "exist; allowed: a new file or a regular file in an existing, writable folder, or - for standard output");
 }
 
 // The exact device-limited expert loads enumerate ordered domain choices; past 4e6 moesim refuses the
@@ -185,4 +185,37 @@ TEST_CASE("a device limit too costly to enumerate exits 2 from simulate and skew
   const auto r = test::run_command(bin() + " simulate --fidelity estimate " + scenario, root());
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("fidelity estimate assumes balanced expert loads") != std::string::npos);
+}
+
+// Issue 33: interleaving with a micro-batch count that is not a multiple of pp stalled the simulation
+// (exit 1, internal error). Megatron-Core refuses that layout with its default micro-batch group, so
+// moesim now refuses it as an input error at both fidelities; the same layout with 16 micro-batches runs.
+TEST_CASE("issue 33: PP8 VPP2 with 12 micro-batches exits 2 with Megatron's rule; with 16 it simulates") {
+  const std::string scenario = "tests/cli/data/issue33-pp8-vpp2-12-microbatches.json";
+  for (const std::string fidelity : {"simulation", "estimate"}) {
+    CAPTURE(fidelity);
+    const auto r = test::run_command(bin() + " simulate " + scenario + " --fidelity " + fidelity, root());
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("at /parallel/vpp: value 2: vpp > 1 needs the micro-batch count (global_batch_size / "
+                     "(micro_batch_size·dp) = 12 / 1 = 12) to be a multiple of pp (8): Megatron-Core") !=
+          std::string::npos);
+    CHECK(r.err.find("internal error") == std::string::npos);
+  }
+  auto j = nlohmann::json::parse(test::slurp((test::source_dir() / scenario).string()));
+  j["training"]["global_batch_size"] = 16;
+  const fs::path sixteen = test::binary_dir() / "cli-test-issue33-16-microbatches.json";
+  const fs::path out = test::binary_dir() / "cli-test-issue33-result.json";
+  {
+    std::ofstream f(sixteen);
+    f << j.dump();
+  }
+  const auto r = test::run_command(bin() + " simulate -q '" + sixteen.string() + "' --json '" + out.string() + "'", root());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto result = nlohmann::json::parse(test::slurp(out.string()));
+  // 16 × 4096 tokens of an 8 B model with full recompute on 8 H100: about 4e15 FLOPs, a second or two.
+  const double step = result.at("step_time_s").get<double>();
+  CHECK(step > 0.5);
+  CHECK(step < 5.0);
+  fs::remove(sixteen);
+  fs::remove(out);
 }

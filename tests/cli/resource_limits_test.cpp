@@ -17,7 +17,7 @@ TEST_CASE("a scenario too large to simulate op by op is refused at once, under a
   CHECK(r.exit_code == 2);
   CHECK(r.err ==
         "moesim: error: tests/data/too-large-to-simulate.json: at /parallel: value 4096 simulated ranks × 2 × 262144 "
-        "micro-batches × 1 layers per stage = 2.15e+09 layer passes: too large to simulate op by op (at most 5e+07 layer "
+        "micro-batches × 1 layers per stage = 2.15e+09 layer passes: too large to simulate op by op (at most 1e+07 layer "
         "passes); allowed: fidelity estimate, or fewer pipeline stages, micro-batches per step or (under skewed routing) EP "
         "ranks\n");
   // The closed-form estimate answers the same question.

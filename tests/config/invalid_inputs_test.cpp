@@ -38,7 +38,8 @@ TEST_CASE("every invalid scenario is refused with its expected message") {
         "tp-not-dividing-heads", "ep-not-dividing-experts", "gpus-not-divisible", "global-batch-not-divisible",
         "nvfp4-on-h100", "unknown-model-preset", "unknown-system-preset", "missing-hf-config", "dp-disagrees",
         "absurd-gpus", "schema-mismatch", "topology-missing-file", "topology-dangling-link", "topology-with-preset",
-        "topology-gpus-disagree", "profile-gpu-mismatch", "profile-missing", "profile-negative-time"}) {
+        "topology-gpus-disagree", "profile-gpu-mismatch", "profile-missing", "profile-negative-time", "duplicate-key",
+        "deep-nesting"}) {
     CAPTURE(required);
     CHECK(std::binary_search(cases.begin(), cases.end(), required));
   }

@@ -104,8 +104,61 @@ TEST_CASE("an output in a folder that does not exist is refused with the path an
     FAIL("expected an InputError");
   } catch (const InputError& e) {
     CHECK(e.file() == (dir / "missing" / "x.json").string());
-    CHECK(std::string(e.what()).find("cannot create output file (is the folder writable?)") != std::string::npos);
+    CHECK(std::string(e.what()).find("its folder " + (dir / "missing").string() + " does not exist") != std::string::npos);
   }
   CHECK(names(dir).empty());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("an output never replaces a device, a FIFO, a symbolic link or a folder") {
+  const fs::path dir = fresh("special-targets");
+  REQUIRE(::mkfifo((dir / "fifo").c_str(), 0644) == 0);
+  fs::create_directory(dir / "folder");
+  {
+    std::ofstream(dir / "target") << "keep";
+  }
+  fs::create_symlink("target", dir / "link");
+  for (const char* name : {"fifo", "folder", "link"}) {
+    CAPTURE(name);
+    CHECK_THROWS_AS(write_file_atomically(dir / name, "x"), InputError);
+    CHECK_THROWS_AS(check_output_path(dir / name), InputError);
+  }
+  CHECK_THROWS_AS(write_file_atomically("/dev/null", "x"), InputError);
+  CHECK(fs::is_fifo(fs::symlink_status(dir / "fifo")));
+  CHECK(fs::is_symlink(fs::symlink_status(dir / "link")));
+  CHECK(fs::is_character_file(fs::status("/dev/null")));
+  std::ifstream in(dir / "target");
+  std::string kept;
+  in >> kept;
+  CHECK(kept == "keep");
+  CHECK_NOTHROW(check_output_path(dir / "new.json"));
+  CHECK_NOTHROW(check_output_path("-"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("an OutputBatch checks every path first and puts nothing in place before commit") {
+  const fs::path dir = fresh("batch");
+  OutputBatch bad;
+  bad.expect("--json", (dir / "a.json").string());
+  CHECK_THROWS_WITH_AS(bad.expect("--html", (dir / "missing" / "b.html").string()),
+                       doctest::Contains("at --html: value "), InputError);
+  CHECK_THROWS_WITH_AS(bad.expect("--trace", (dir / "a.json").string()),
+                       doctest::Contains("the same file as --json"), InputError);
+  {
+    OutputBatch batch;
+    batch.expect("--json", (dir / "a.json").string());
+    batch.expect("--html", (dir / "b.html").string());
+    batch.write((dir / "a.json").string(), "{}");
+    batch.stream((dir / "b.html").string()).append("<html>");
+    CHECK(names(dir).empty());  // written, not yet in place
+    // Destroyed without commit (an error on the way): nothing appears.
+  }
+  CHECK(names(dir).empty());
+  OutputBatch batch;
+  batch.expect("--json", (dir / "a.json").string());
+  CHECK_THROWS_AS(batch.write((dir / "unchecked.json").string(), "x"), InternalError);
+  batch.write((dir / "a.json").string(), "{}");
+  batch.commit();
+  CHECK(names(dir) == std::set<std::string>{"a.json"});
   fs::remove_all(dir);
 }

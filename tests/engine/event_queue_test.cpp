@@ -78,3 +78,17 @@ TEST_CASE("run_next reports an empty queue") {
   CHECK(q.run_next());
   CHECK_FALSE(q.run_next());
 }
+
+TEST_CASE("run_polling hands control back every N events, and a poll that throws stops the run") {
+  EventQueue q;
+  int ran = 0;
+  for (int i = 0; i < 10; ++i) q.schedule(i, 0, [&] { ++ran; });
+  int polls = 0;
+  q.run_polling(3, [&] { ++polls; });
+  CHECK(ran == 10);
+  CHECK(polls == 3);  // after events 3, 6 and 9
+
+  for (int i = 0; i < 10; ++i) q.schedule(100 + i, 0, [&] { ++ran; });
+  CHECK_THROWS_AS(q.run_polling(4, [&] { throw StoppedError("stop"); }), StoppedError);
+  CHECK(ran == 14);  // stopped after the first batch
+}

@@ -192,7 +192,8 @@ TEST_CASE("unknown presets list the known ones") {
     FAIL("no error");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()) ==
-          "at /system/gpu: value \"h100\": unknown GPU preset; allowed: a100-sxm-80g, b200, b300, gb200, gb300, "
+          "at /system/gpu: value \"h100\": unknown GPU preset (did you mean \"h100-sxm\"?); allowed: a100-sxm-80g, b200, "
+          "b300, gb200, gb300, "
           "h100-sxm, h200-sxm, h800-sxm");
   }
   try {
@@ -200,7 +201,8 @@ TEST_CASE("unknown presets list the known ones") {
     FAIL("no error");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()) ==
-          "at /system/preset: value \"dgx-h100\": unknown system preset; allowed: dgx-a100, dgx-b200, dgx-b300, "
+          "at /system/preset: value \"dgx-h100\": unknown system preset (did you mean \"dgx-a100\" or \"hgx-h100\"?); "
+          "allowed: dgx-a100, dgx-b200, dgx-b300, "
           "gb200-nvl72, gb300-nvl72, hgx-h100, hgx-h200, hgx-h800");
   }
 }
@@ -263,7 +265,7 @@ TEST_CASE("a system file is read strictly and names the GPU preset it uses") {
 
   Json bad_gpu = s;
   bad_gpu["gpu"] = "h100";
-  CHECK(error_of(bad_gpu, false).starts_with("bad.json: at /gpu: value \"h100\": unknown GPU preset; allowed: a100-sxm-80g"));
+  CHECK(error_of(bad_gpu, false).starts_with("bad.json: at /gpu: value \"h100\": unknown GPU preset (did you mean \"h100-sxm\"?); allowed: a100-sxm-80g"));
 
   Json partial_domain = s;
   partial_domain["nvlink_domain_size"] = 12;

@@ -141,10 +141,11 @@ TEST_CASE("1F1B and interleaved: the timeline's peak equals rank_memory's total"
   };
   std::vector<Case> cases;
   cases.push_back({"dense 1F1B", make(gpt(8, false), {8, 2, 4, 1, 1, 16})});
-  cases.push_back({"dense interleaved, many micro-batches", make(gpt(16, false), {8, 2, 4, 2, 1, 66})});
+  cases.push_back({"dense interleaved, many micro-batches", make(gpt(16, false), {8, 2, 4, 2, 1, 68})});
   cases.push_back({"MoE 1F1B", make(gpt(8, true), {16, 2, 4, 1, 4, 32})});
   cases.push_back({"MoE interleaved", make(gpt(16, true), {16, 2, 4, 2, 4, 128})});
-  cases.push_back({"MoE interleaved, fewer micro-batches than stages", make(gpt(16, true), {16, 2, 4, 2, 4, 6})});
+  // One group of pp micro-batches: rank 0's warm-up covers every forward (interleaving needs a multiple of pp).
+  cases.push_back({"MoE interleaved, as many micro-batches as stages", make(gpt(16, true), {16, 2, 4, 2, 4, 8})});
   Scenario full = make(gpt(16, true), {16, 2, 4, 2, 4, 80});
   full.recompute.granularity = RecomputeGranularity::kFull;
   cases.push_back({"MoE interleaved, full recompute", full});
@@ -169,7 +170,7 @@ TEST_CASE("uneven chunks on the last stage: the logits are live only in the last
   // head) 2. The saved level peaks after a forward of chunk 0, while the logits exist only during
   // chunk 1's passes, so the timeline stays below rank_memory's bound (saved peak + logits), by at
   // most the logits.
-  const Scenario s = make(gpt(18, false), {8, 2, 4, 2, 1, 66});
+  const Scenario s = make(gpt(18, false), {8, 2, 4, 2, 1, 68});
   const auto stages = schedule::plan_stages(s);
   REQUIRE(stages[3].chunks[0].size() == 3);
   REQUIRE(stages[3].chunks[1].size() == 2);
@@ -231,6 +232,7 @@ TEST_CASE("the cheap peak agrees with the whole timeline over many shapes") {
   for (std::int64_t pp : {2, 3, 4}) {
     for (std::int64_t vpp : {1, 2, 3}) {
       for (std::int64_t m : {1, 3, 4, 9, 40}) {
+        if (vpp > 1 && m % pp != 0) continue;  // validate_layout refuses it, as Megatron-Core does
         for (bool full : {false, true}) {
           CAPTURE(pp);
           CAPTURE(vpp);

@@ -178,7 +178,9 @@ TEST_CASE("invalid definitions and HF configs: exact messages") {
        "qk_head_dim, qk_pos_emb_head_dim, v_head_dim"},
       {"definition not an object", def("[1]"), "at /model: value [1]: expected an object, got an array"},
       {"unknown preset", [] { (void)resolve(R"("mixtral")"); },
-       std::string("at /model: value \"mixtral\": unknown model preset; allowed: ") + kPresetList},
+       std::string("at /model: value \"mixtral\": unknown model preset (did you mean \"mixtral-8x22b\" or "
+                   "\"mixtral-8x7b\"?); allowed: ") +
+           kPresetList},
       {"unknown preset in an override", [] { (void)resolve(R"({"preset": "gpt-5"})"); },
        std::string("at /model/preset: value \"gpt-5\": unknown model preset; allowed: ") + kPresetList},
       {"override key unknown", [] { (void)resolve(R"({"preset": "llama-3-8b", "layers": 2})"); },

@@ -91,6 +91,16 @@ TEST_CASE("issue 7 must-show 4: no feasible layout says why and exits 3") {
   CHECK(c.err.find("pp > 2 (the largest searched)") != std::string::npos);
 }
 
+// Issue 33: PP8 VPP2 with 12 micro-batches was a finalist whose simulation stalled (exit 1). It is
+// now rejected by the layout rule, as Megatron-Core refuses it, and the plan ranks the rest.
+TEST_CASE("issue 33: a plan over PP8 VPP 1,2 with 12 micro-batches ranks VPP1 and names the rule for VPP2") {
+  const auto r = run_moesim(" plan --model llama-3-8b --system hgx-h100 --gpus 8 --seq 4096 --global-batch 12 --pp 8 "
+                            "--vpp 1,2 --micro-batch 1 --finalists 4 --top 4 --no-skew");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("layout rule at /parallel/vpp") != std::string::npos);
+  CHECK(r.out.find("to be a multiple of pp (8)") != std::string::npos);
+}
+
 TEST_CASE("a plan over a GPU range reports a Pareto front across GPU counts") {
   const auto r = run_moesim(" plan --model mixtral-8x7b --system hgx-h100 --gpus 32:128 --seq 4096 --global-batch 256 "
                         "--objective tokens-per-gpu-hour --finalists 2 --top 3 --no-skew --micro-batch 1 --recompute none,full");
@@ -171,7 +181,8 @@ TEST_CASE("merge refuses a file that is not a plan shard, with the exact message
       {"bad-shard.json", R"({"schema":"moesim.plan-shard/1","search":{},"bogus":1})",
        "bad-shard.json: at /bogus: unknown key 'bogus'; allowed: moesim_version, request, schema, search"},
       {"not-shard.json", R"({"schema":"moesim.result/1"})",
-       "not-shard.json: at /schema: value \"moesim.result/1\": not a plan shard (written by moesim plan --shard i/N "
+       "not-shard.json: at /schema: value \"moesim.result/1\": this is a result (moesim.result/1), not a plan shard "
+       "(written by moesim plan --shard i/N "
        "--json FILE); allowed: moesim.plan-shard/1"},
   };
   const fs::path dir = scratch("bad-shards");

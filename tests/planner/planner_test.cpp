@@ -150,6 +150,43 @@ TEST_CASE("search: feasible sorted best first, rejections add up, shards partiti
   CHECK_THROWS_AS((void)planner::merge_evaluations(r, parts), InputError);
 }
 
+// Issue 33: the plan simulated its finalists and died on an interleaved layout whose micro-batch
+// count is not a multiple of pp (the simulation stalled). Such candidates are now a layout rule's
+// rejection, as Megatron-Core refuses them, and every layout the plan ranks simulates.
+TEST_CASE("issue 33: the plan never proposes an interleaved layout with a micro-batch count that is not a multiple of pp") {
+  PlanRequest r = request_for("llama-3-8b", "hgx-h100", 8, 4096, 12);
+  r.space.tp = {1, 2};
+  r.space.pp = {4, 8};
+  r.space.vpp = {1, 2};
+  r.space.micro_batch = {1};
+  r.skew_sensitivity = false;
+  r.finalists = 8;
+  r.top = 20;
+  planner::complete_space(r);
+  Candidate issue;  // the issue's layout: TP1 PP8 VPP2, 12 micro-batches
+  issue.gpus = 8;
+  issue.pp = 8;
+  issue.vpp = 2;
+  const auto o = planner::evaluate_candidate(r, issue);
+  CHECK(o.reason == "layout rule at /parallel/vpp");
+  CHECK(o.detail.find("to be a multiple of pp (8)") != std::string::npos);
+
+  const Plan plan = planner::make_plan(r, {});
+  REQUIRE_FALSE(plan.rows.empty());
+  bool interleaved = false;
+  for (const PlanRow& row : plan.rows) {
+    const Scenario s = planner::scenario_for(plan.request, row.estimate.candidate);
+    CAPTURE(planner::describe(plan.request, row.estimate.candidate));
+    if (s.parallel.vpp > 1) {
+      interleaved = true;
+      CHECK(s.num_microbatches() % s.parallel.pp == 0);
+    }
+  }
+  CHECK(interleaved);  // TP2 PP4 VPP2 (12 micro-batches) is still in the running
+  CHECK(std::any_of(plan.rejections.begin(), plan.rejections.end(),
+                    [](const Rejection& rj) { return rj.reason == "layout rule at /parallel/vpp"; }));
+}
+
 TEST_CASE("Pareto front: nothing on it is dominated, everything off it is") {
   PlanRequest r;
   r.base = config::plan_question_from_flags("mixtral-8x7b", "hgx-h100", 64, 4096, 256).scenario;

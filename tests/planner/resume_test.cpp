@@ -141,7 +141,8 @@ TEST_CASE("a damaged checkpoint is refused with the exact message") {
   Json shard = good;
   shard["schema"] = "moesim.plan-shard/1";
   CHECK(refused(shard) ==
-        "c.checkpoint: at /schema: value \"moesim.plan-shard/1\": not a plan checkpoint (written by moesim plan "
+        "c.checkpoint: at /schema: value \"moesim.plan-shard/1\": this is a plan shard, not a plan checkpoint (written "
+        "by moesim plan "
         "--shard i/N --json FILE); allowed: moesim.plan-checkpoint/1");
 
   Json unknown = good;

@@ -23,7 +23,9 @@ TEST_CASE("inline scripts cannot be closed early and carry no literal URL") {
 TEST_CASE("a report renders only a result, a plan or a validation") {
   CHECK_THROWS_WITH_AS((void)report::json_document_to_html(nlohmann::json{{"schema", "moesim.skew/1"}}),
                        doctest::Contains("moesim.result/1, moesim.plan/1, moesim.validation/1"), InputError);
-  CHECK_THROWS_AS((void)report::json_text_to_html("{not json", "x.json"), InputError);
+  // A document read from a file names the file in its error.
+  CHECK_THROWS_WITH_AS((void)report::file_document_to_html(nlohmann::json{{"schema", "moesim.skew/1"}}, "x.json"),
+                       doctest::Contains("x.json: at /"), InputError);
 }
 
 TEST_CASE("a missing ECharts is an input error that says how to get it") {

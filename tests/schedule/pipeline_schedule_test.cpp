@@ -152,3 +152,57 @@ TEST_CASE("table_pass and warmup_passes rebuild pipeline_order without building 
     }
   }
 }
+
+namespace {
+/// Runs every rank's pipeline_order as far as the inputs allow (a pass starts once the pass that
+/// pass_source names has run on its rank; timing plays no part). True when every pass ran once.
+bool orders_complete(std::int64_t pp, std::int64_t vpp, std::int64_t m) {
+  std::vector<std::vector<PipelinePass>> orders;
+  std::vector<std::set<std::tuple<int, int, bool>>> done(static_cast<std::size_t>(pp));
+  std::vector<std::size_t> next(static_cast<std::size_t>(pp), 0);
+  for (std::int64_t r = 0; r < pp; ++r) orders.push_back(schedule::pipeline_order(r, pp, vpp, m));
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (std::size_t r = 0; r < orders.size(); ++r) {
+      while (next[r] < orders[r].size()) {
+        const PipelinePass& p = orders[r][next[r]];
+        const auto src = schedule::pass_source(p, static_cast<std::int64_t>(r), pp, vpp);
+        if (src.exists && done[static_cast<std::size_t>(src.rank)].count({src.pass.microbatch, src.pass.chunk,
+                                                                          src.pass.backward}) == 0) {
+          break;
+        }
+        CHECK(done[r].insert({p.microbatch, p.chunk, p.backward}).second);
+        ++next[r];
+        moved = true;
+      }
+    }
+  }
+  for (std::size_t r = 0; r < orders.size(); ++r) {
+    if (next[r] != orders[r].size()) return false;
+  }
+  return true;
+}
+}  // namespace
+
+TEST_CASE("issue 33: interleaved orders with a multiple of pp micro-batches run to the end; a short last group can "
+          "deadlock") {
+  // The layouts validate_layout accepts (vpp > 1 only with M a multiple of pp, Megatron-Core's rule).
+  for (std::int64_t pp : {2, 3, 4, 8}) {
+    for (std::int64_t vpp : {2, 3, 4}) {
+      for (std::int64_t groups : {1, 2, 3}) {
+        CAPTURE(pp);
+        CAPTURE(vpp);
+        CAPTURE(groups);
+        CHECK(orders_complete(pp, vpp, groups * pp));
+      }
+    }
+  }
+  // Issue 33, pp 8, vpp 2, 12 micro-batches: groups of 8 and 4. Rank 0 warms up with
+  // (8 − 1)·2 + 8 = 22 forwards, the last (9, c1); its input is rank 7's forward (9, c0), which rank 7
+  // runs after its backward (0, c0); that needs rank 0's backward (0, c1), which comes after the
+  // warm-up. Megatron-Core refuses the layout ("dependency bubbles"); the simulation stalled on it.
+  CHECK_FALSE(orders_complete(8, 2, 12));
+  CHECK(schedule::warmup_passes(0, 8, 2, 12) == 22);
+  CHECK(schedule::pipeline_order(0, 8, 2, 12)[21] == F(9, 1));
+  CHECK_FALSE(orders_complete(4, 3, 5));
+}

@@ -7,6 +7,7 @@
 #include "config/builtin_scenarios.hpp"
 #include "config/hw_loader.hpp"
 #include "config/model_loader.hpp"
+#include "core/error.hpp"
 #include "estimate/data_parallel.hpp"
 #include "estimate/layer_cost.hpp"
 #include "estimate/step_estimator.hpp"
@@ -55,7 +56,7 @@ TEST_CASE("without pipeline, overlap or contention the simulation agrees with th
     const Scenario s = make("llama-3-8b", "hgx-h100", 8, 8, 1, 1, 16);
     const Result est = estimate::estimate_step(s);
     const Result sim = sim::simulate_step(s).result;
-    CHECK(sim.fidelity == "simulation");
+    CHECK(sim.fidelity == Fidelity::kSimulation);
     CHECK(sim.step_time_s == rel(est.step_time_s, 0.03));
     CHECK(sim.breakdown.compute == rel(est.breakdown.compute, 0.03));
     CHECK(sim.breakdown.tp_comm == rel(est.breakdown.tp_comm, 0.03));
@@ -172,6 +173,63 @@ TEST_CASE("the timeline has one process per simulated rank and the compute strea
   const auto expected = schedule::pipeline_order(0, s.parallel.pp, s.parallel.vpp, s.num_microbatches());
   CHECK(seen == expected);
   for (std::size_t i = 1; i < t.events.size(); ++i) CHECK(t.events[i].duration_ps >= 0);
+}
+
+namespace {
+/// Llama-3-8B on pp H100s (one per stage), interleaved over vpp chunks, m micro-batches, no DP.
+Scenario interleaved(std::int64_t pp, std::int64_t vpp, std::int64_t m) {
+  Scenario s;
+  s.name = "interleaved sim test";
+  s.model = config::load_model_preset("llama-3-8b");
+  s.system = config::load_system_preset("hgx-h100", pp);
+  s.training = {4096, 1, m};
+  s.parallel.pp = pp;
+  s.parallel.vpp = vpp;
+  s.parallel.dp = 1;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("issue 33: interleaved pipelines run every pass of every rank once, as the estimate prices them") {
+  for (const auto& [pp, m] : {std::pair{2, 2}, {2, 4}, {2, 6}, {4, 4}, {4, 8}, {4, 12}}) {
+    CAPTURE(pp);
+    CAPTURE(m);
+    const Scenario s = interleaved(pp, 2, m);
+    validate_layout(s);
+    sim::SimOptions o;
+    o.record_timeline = true;
+    const sim::SimOutput out = sim::simulate_step(s, o);
+    // Each rank's compute track, pass by pass in time order, is its Megatron order: every pass once.
+    REQUIRE(out.timeline.processes.size() == static_cast<std::size_t>(pp));
+    std::vector<std::vector<schedule::PipelinePass>> seen(static_cast<std::size_t>(pp));
+    for (const auto& e : out.timeline.events) {
+      if (e.track != 0 || e.microbatch < 0) continue;
+      auto& passes = seen[static_cast<std::size_t>(e.process)];
+      const schedule::PipelinePass p{e.microbatch, e.chunk, e.backward};
+      if (passes.empty() || !(passes.back() == p)) passes.push_back(p);
+    }
+    for (std::int64_t rank = 0; rank < pp; ++rank) {
+      CAPTURE(rank);
+      CHECK(seen[static_cast<std::size_t>(rank)] == schedule::pipeline_order(rank, pp, 2, m));
+    }
+    const Result est = estimate::estimate_step(s);
+    CHECK(out.result.step_time_s == rel(est.step_time_s, 0.03));
+    MESSAGE("pp " << pp << " m " << m << ": estimate " << est.step_time_s << " s, simulation " << out.result.step_time_s
+                  << " s");
+  }
+  // A last group of fewer than pp micro-batches (m = pp + 1, 2·pp + 1, the issue's pp 8 with 12) is
+  // refused before simulating, as Megatron-Core refuses it.
+  for (const auto& [pp, m] : {std::pair{2, 3}, {2, 5}, {4, 5}, {4, 9}, {8, 12}}) {
+    CAPTURE(pp);
+    CAPTURE(m);
+    try {
+      validate_layout(interleaved(pp, 2, m));
+      FAIL("accepted");
+    } catch (const InputError& e) {
+      CHECK(e.json_path() == "/parallel/vpp");
+      CHECK(std::string(e.what()).find("multiple of pp (" + std::to_string(pp) + ")") != std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("moe.host_sync_idle_s: the compute stream waits at each MoE forward, as the estimate prices it") {

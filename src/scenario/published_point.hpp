@@ -1,6 +1,7 @@
 #pragma once
 // One published end-to-end training measurement (tests/validation/published.json), turned into the
-// scenario that reproduces it. config/published_loader builds these; accuracy/ runs them.
+// scenario that reproduces it: a record, so it lives with the other records here, below both
+// config/published_loader, which builds these, and accuracy/, which runs them (to_string is there).
 #include <string>
 #include <vector>
 
