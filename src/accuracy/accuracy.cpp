@@ -10,15 +10,7 @@
 
 namespace moesim::accuracy {
 
-std::string_view to_string(Metric m) {
-  switch (m) {
-    case Metric::kTokensPerSecondPerGpu: return "tokens_per_s_per_gpu";
-    case Metric::kStepTimeSeconds: return "step_time_s";
-    case Metric::kTflopsPerGpu: return "tflops_per_gpu";
-    case Metric::kMfu: return "mfu";
-  }
-  return "?";
-}
+std::string_view to_string(Metric m) { return name_of(kMetricNames, m); }
 
 namespace {
 

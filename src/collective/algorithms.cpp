@@ -34,39 +34,10 @@ int proto_index(Protocol p) { return static_cast<int>(p); }
 
 }  // namespace
 
-std::string_view to_string(Algorithm a) {
-  switch (a) {
-    case Algorithm::kRing: return "ring";
-    case Algorithm::kTree: return "tree";
-    case Algorithm::kNvls: return "nvls";
-    case Algorithm::kDirect: return "direct";
-    case Algorithm::kHierarchical: return "hierarchical";
-  }
-  return "?";
-}
-
-std::string_view to_string(Protocol p) {
-  switch (p) {
-    case Protocol::kLL: return "LL";
-    case Protocol::kLL128: return "LL128";
-    case Protocol::kSimple: return "Simple";
-  }
-  return "?";
-}
-
-std::optional<Algorithm> algorithm_from_string(std::string_view s) {
-  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvls, Algorithm::kDirect, Algorithm::kHierarchical}) {
-    if (to_string(a) == s) return a;
-  }
-  return std::nullopt;
-}
-
-std::optional<Op> op_from_string(std::string_view s) {
-  for (Op o : {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kAllToAll, Op::kSendRecv}) {
-    if (to_string(o) == s) return o;
-  }
-  return std::nullopt;
-}
+std::string_view to_string(Algorithm a) { return name_of(kAlgorithmNames, a); }
+std::string_view to_string(Protocol p) { return name_of(kProtocolNames, p); }
+std::optional<Algorithm> algorithm_from_string(std::string_view s) { return value_of(kAlgorithmNames, s); }
+std::optional<Op> op_from_string(std::string_view s) { return value_of(kOpNames, s); }
 
 std::vector<Algorithm> applicable_algorithms(const hw::SystemSpec& system, Op op, const GroupPlacement& g) {
   switch (op) {

@@ -9,11 +9,18 @@
 #include <vector>
 
 #include "collective/closed_form.hpp"
+#include "core/named_enum.hpp"
 
 namespace moesim::collective {
 
 enum class Algorithm { kRing, kTree, kNvls, kDirect, kHierarchical };
 enum class Protocol { kLL, kLL128, kSimple };
+inline constexpr auto kAlgorithmNames = std::to_array<EnumName<Algorithm>>(
+    {{Algorithm::kRing, "ring"}, {Algorithm::kTree, "tree"}, {Algorithm::kNvls, "nvls"},
+     {Algorithm::kDirect, "direct"}, {Algorithm::kHierarchical, "hierarchical"}});
+/// NCCL's own spelling (NCCL_PROTO).
+inline constexpr auto kProtocolNames = std::to_array<EnumName<Protocol>>(
+    {{Protocol::kLL, "LL"}, {Protocol::kLL128, "LL128"}, {Protocol::kSimple, "Simple"}});
 [[nodiscard]] std::string_view to_string(Algorithm a);
 [[nodiscard]] std::string_view to_string(Protocol p);
 [[nodiscard]] std::optional<Algorithm> algorithm_from_string(std::string_view s);

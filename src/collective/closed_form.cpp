@@ -4,16 +4,7 @@
 
 namespace moesim::collective {
 
-std::string_view to_string(Op op) {
-  switch (op) {
-    case Op::kAllReduce: return "all_reduce";
-    case Op::kAllGather: return "all_gather";
-    case Op::kReduceScatter: return "reduce_scatter";
-    case Op::kAllToAll: return "alltoall";
-    case Op::kSendRecv: return "sendrecv";
-  }
-  return "?";
-}
+std::string_view to_string(Op op) { return name_of(kOpNames, op); }
 
 GroupPlacement place_group(const hw::SystemSpec& system, std::int64_t size, std::int64_t stride) {
   GroupPlacement g;

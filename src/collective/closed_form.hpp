@@ -5,12 +5,17 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/named_enum.hpp"
 #include "core/units.hpp"
 #include "hw/system_spec.hpp"
 
 namespace moesim::collective {
 
 enum class Op { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
+/// nccl-tests' spelling, as `moesim collective --op` takes it.
+inline constexpr auto kOpNames = std::to_array<EnumName<Op>>(
+    {{Op::kAllReduce, "all_reduce"}, {Op::kAllGather, "all_gather"}, {Op::kReduceScatter, "reduce_scatter"},
+     {Op::kAllToAll, "alltoall"}, {Op::kSendRecv, "sendrecv"}});
 [[nodiscard]] std::string_view to_string(Op op);
 
 /// Where the members of a process group sit: `size` ranks, `per_domain` of them in each NVLink

@@ -252,20 +252,19 @@ void log_attention(KernelQueryLog* log, const AttentionShape& a, hw::AttentionIm
 }
 }  // namespace
 
-Seconds KernelCostModel::flash_attention_forward(const AttentionShape& a) const {
+Seconds KernelCostModel::flash_attention(const AttentionShape& a, Seconds roofline, hw::AttentionDirection d) const {
   log_attention(log_, a, hw::AttentionImplementation::kFlash);
-  const Seconds roofline = roofline_flash_attention_forward(a);
+  // A call with no work (no heads) is neither scaled nor counted as a profile query.
   if (roofline.value() <= 0) return roofline;
-  return roofline * attention_ratio(a, hw::AttentionImplementation::kFlash, hw::AttentionDirection::kForward)
-                        .value_or(1.0);
+  return roofline * attention_ratio(a, hw::AttentionImplementation::kFlash, d).value_or(1.0);
+}
+
+Seconds KernelCostModel::flash_attention_forward(const AttentionShape& a) const {
+  return flash_attention(a, roofline_flash_attention_forward(a), hw::AttentionDirection::kForward);
 }
 
 Seconds KernelCostModel::flash_attention_backward(const AttentionShape& a) const {
-  log_attention(log_, a, hw::AttentionImplementation::kFlash);
-  const Seconds roofline = roofline_flash_attention_backward(a);
-  if (roofline.value() <= 0) return roofline;
-  return roofline * attention_ratio(a, hw::AttentionImplementation::kFlash, hw::AttentionDirection::kBackward)
-                        .value_or(1.0);
+  return flash_attention(a, roofline_flash_attention_backward(a), hw::AttentionDirection::kBackward);
 }
 
 Seconds KernelCostModel::roofline_flash_attention_forward(const AttentionShape& a) const {

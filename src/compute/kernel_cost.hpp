@@ -128,6 +128,8 @@ class KernelCostModel {
   /// The profile's ratio for an attention call, counted (nullopt: no rows, roofline).
   [[nodiscard]] std::optional<double> attention_ratio(const AttentionShape& shape, hw::AttentionImplementation impl,
                                                       hw::AttentionDirection d) const;
+  /// A flash-attention call in direction `d`: its roofline times the profile's ratio.
+  [[nodiscard]] Seconds flash_attention(const AttentionShape& shape, Seconds roofline, hw::AttentionDirection d) const;
 
   hw::GpuSpec gpu_;
   FlopsPerSecond bf16_peak_;

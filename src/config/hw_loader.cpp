@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include "core/embedded_files.hpp"
+#include "config/embedded_json.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/units.hpp"
@@ -16,35 +16,6 @@ namespace {
 
 constexpr std::string_view kGpuDir = "src/hw/gpus/";
 constexpr std::string_view kSystemDir = "topologies/systems/";
-constexpr std::string_view kJsonSuffix = ".json";
-
-struct PresetFile {
-  std::string name;  ///< file stem, the preset name
-  const EmbeddedFile* file = nullptr;
-};
-
-std::vector<PresetFile> presets_in(std::string_view dir) {
-  std::vector<PresetFile> out;
-  for (const EmbeddedFile& f : embedded_files()) {
-    const std::string_view p = f.path;
-    if (p.size() <= dir.size() + kJsonSuffix.size() || p.substr(0, dir.size()) != dir ||
-        p.substr(p.size() - kJsonSuffix.size()) != kJsonSuffix) {
-      continue;
-    }
-    const std::string_view stem = p.substr(dir.size(), p.size() - dir.size() - kJsonSuffix.size());
-    if (stem.find('/') != std::string_view::npos) continue;
-    out.push_back({std::string(stem), &f});
-  }
-  std::sort(out.begin(), out.end(), [](const PresetFile& a, const PresetFile& b) { return a.name < b.name; });
-  return out;
-}
-
-std::vector<std::string> names_of(const std::vector<PresetFile>& files) {
-  std::vector<std::string> out;
-  out.reserve(files.size());
-  for (const auto& f : files) out.push_back(f.name);
-  return out;
-}
 
 /// Reads "sources": every key one of `figures` (or `extra_keys`), every value a non-empty citation,
 /// and every figure in `figures` cited (a figure may instead be cited by all of its `per_part` keys).
@@ -90,7 +61,7 @@ constexpr NumberRange kFraction{0.0, 1.0, true};
 void read_dense_peaks(const ObjectReader& r, hw::GpuSpec& spec) {
   const Json* value = r.get("dense_peak_tflops");
   if (!value) throw InputError(r.path_of("dense_peak_tflops"), "", "required field is missing");
-  ObjectReader peaks(*value, r.path_of("dense_peak_tflops"), precision_names({kAllPrecisions.begin(), kAllPrecisions.end()}));
+  ObjectReader peaks(*value, r.path_of("dense_peak_tflops"), names_of(kPrecisionNames));
   const auto supported = precisions_of(spec.architecture);
   for (Precision p : kAllPrecisions) {
     const std::string key(to_string(p));
@@ -115,14 +86,14 @@ std::vector<std::string> read_precision_efficiencies(const ObjectReader& r, hw::
   const Json* value = r.get("gemm_peak_efficiency_by_precision");
   if (!value) return source_keys;
   const std::string field = "gemm_peak_efficiency_by_precision";
-  ObjectReader effs(*value, r.path_of(field), precision_names({kAllPrecisions.begin(), kAllPrecisions.end()}));
+  ObjectReader effs(*value, r.path_of(field), names_of(kPrecisionNames));
   for (Precision p : kAllPrecisions) {
     const std::string key(to_string(p));
     const auto eff = effs.optional_number(key, kFraction);
     if (!eff) continue;
     if (!spec.supports(p)) {
       throw InputError(effs.path_of(key), format_number(*eff), "no dense_peak_tflops." + key + " for this efficiency",
-                       join(precision_names({kAllPrecisions.begin(), kAllPrecisions.end()})));
+                       join(names_of(kPrecisionNames)));
     }
     spec.gemm_peak_efficiency_by_precision[p] = *eff;
     source_keys.push_back(field + "." + key);
@@ -202,18 +173,21 @@ hw::SystemSpec parse_system_spec(const Json& obj, const std::string& file) {
   }
 }
 
-std::vector<std::string> gpu_preset_names() { return names_of(presets_in(kGpuDir)); }
+std::vector<std::string> gpu_preset_names() { return embedded_json_names(kGpuDir); }
 
-std::vector<std::string> system_preset_names() { return names_of(presets_in(kSystemDir)); }
+std::vector<std::string> system_preset_names() { return embedded_json_names(kSystemDir); }
 
 namespace {
 
 template <class Spec, class Parse>
 Spec load_preset(std::string_view dir, const std::string& name, const std::string& path, const char* what,
                  Parse parse) {
-  const auto files = presets_in(dir);
-  const auto it = std::find_if(files.begin(), files.end(), [&](const PresetFile& f) { return f.name == name; });
-  if (it == files.end()) throw InputError(path, json_quoted(name), std::string("unknown ") + what + did_you_mean(name, names_of(files)), join(names_of(files)));
+  const auto files = embedded_json_in(dir);
+  const auto it = std::find_if(files.begin(), files.end(), [&](const EmbeddedJson& f) { return f.name == name; });
+  if (it == files.end()) {
+    const std::vector<std::string> names = embedded_json_names(dir);
+    throw InputError(path, json_quoted(name), std::string("unknown ") + what + did_you_mean(name, names), join(names));
+  }
   const std::string file(it->file->path);
   Spec spec = parse(parse_json_text(std::string(it->file->content), file), file);
   if (spec.name != name) {

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "config/embedded_json.hpp"
 #include "config/model_limits.hpp"
 #include "core/embedded_files.hpp"
 #include "core/error.hpp"
@@ -242,18 +243,7 @@ ModelSpec read_definition(ModelSpec s, const ObjectReader& r, const ModelSpec* b
 
 }  // namespace
 
-std::vector<std::string> model_preset_names() {
-  std::vector<std::string> names;
-  for (const EmbeddedFile& f : embedded_files()) {
-    const bool preset = f.path.starts_with(kPresetDir) && f.path.ends_with(kPresetExt) &&
-                        f.path.size() > kPresetDir.size() + kPresetExt.size();
-    if (preset) {
-      names.emplace_back(f.path.substr(kPresetDir.size(), f.path.size() - kPresetDir.size() - kPresetExt.size()));
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> model_preset_names() { return embedded_json_names(kPresetDir); }
 
 model::ModelSpec load_model_preset(const std::string& name, const std::string& path) {
   const std::string file = std::string(kPresetDir) + name + std::string(kPresetExt);

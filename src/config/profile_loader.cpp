@@ -10,6 +10,8 @@
 #include <string_view>
 #include <tuple>
 
+#include "config/embedded_json.hpp"
+#include "config/enum_field.hpp"
 #include "config/hw_loader.hpp"
 #include "config/profile_limits.hpp"
 #include "core/embedded_files.hpp"
@@ -81,16 +83,27 @@ hw::ProfileTiming read_timing(const ObjectReader& r, bool measured) {
   return t;
 }
 
-std::vector<std::string> precision_names() { return {"bf16", "fp16", "fp8", "mxfp8", "nvfp4"}; }
+/// Required field `key`, of JSON type `type` (`type_name` in the message); `rule` says what it holds.
+const Json& require_typed(const ObjectReader& r, std::string_view key, Json::value_t type, const char* type_name,
+                          const std::string& rule) {
+  const Json* v = r.get(key);
+  if (!v) throw InputError(r.path_of(key), "", "required field is missing", rule);
+  if (v->type() != type) {
+    throw InputError(r.path_of(key), describe_value(*v), std::string("expected ") + type_name + ", got " + describe_type(*v),
+                     rule);
+  }
+  return *v;
+}
 
 Precision read_precision(const ObjectReader& r, const hw::GpuSpec& gpu) {
-  const std::string name = r.require_enum("precision", precision_names());
+  std::vector<std::string> names, supported;
+  for (Precision q : hw::kProfilePrecisions) {
+    names.emplace_back(to_string(q));
+    if (gpu.supports(q)) supported.emplace_back(to_string(q));
+  }
+  const std::string name = r.require_enum("precision", names);
   const Precision p = *precision_from_string(name);
   if (!gpu.supports(p)) {
-    std::vector<std::string> supported;
-    for (const auto& n : precision_names()) {
-      if (gpu.supports(*precision_from_string(n))) supported.push_back(n);
-    }
     throw InputError(r.path_of("precision"), json_quoted(name),
                      "GPU " + gpu.name + " (provenance.gpu) has no " + name + " tensor cores", join(supported));
   }
@@ -120,63 +133,45 @@ hw::ProfileGroupedGemm read_grouped(const Json& v, const std::string& path, cons
   const ObjectReader r(v, path, {"precision", "implementation", "tokens", "n", "k", "median_us", "spread_us", "repeats"});
   hw::ProfileGroupedGemm g;
   g.precision = read_precision(r, ctx.gpu);
-  g.implementation = r.require_enum("implementation", {"grouped_batched", "loop"}) == "loop"
-                         ? hw::GroupedImplementation::kLoop
-                         : hw::GroupedImplementation::kGroupedBatched;
-  const Json* tokens = r.get("tokens");
+  g.implementation = require_enum_value(r, "implementation", hw::kGroupedImplementationNames);
   const std::string tokens_path = r.path_of("tokens");
-  if (!tokens) throw InputError(tokens_path, "", "required field is missing", "an array of token counts, one per expert");
-  if (!tokens->is_array()) {
-    throw InputError(tokens_path, describe_value(*tokens), "expected an array, got " + describe_type(*tokens),
-                     "an array of token counts, one per expert");
-  }
-  if (tokens->empty() || static_cast<std::int64_t>(tokens->size()) > lim::kMaxExperts) {
-    throw InputError(tokens_path, std::to_string(tokens->size()) + " entries", "one token count per expert",
+  const Json& tokens =
+      require_typed(r, "tokens", Json::value_t::array, "an array", "an array of token counts, one per expert");
+  if (tokens.empty() || static_cast<std::int64_t>(tokens.size()) > lim::kMaxExperts) {
+    throw InputError(tokens_path, std::to_string(tokens.size()) + " entries", "one token count per expert",
                      "1 to " + std::to_string(lim::kMaxExperts) + " entries");
   }
-  g.tokens.reserve(tokens->size());
+  g.tokens.reserve(tokens.size());
   std::int64_t total = 0;
-  for (std::size_t i = 0; i < tokens->size(); ++i) {
-    g.tokens.push_back(to_int((*tokens)[i], tokens_path + "/" + std::to_string(i), lim::kExpertTokens));
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    g.tokens.push_back(to_int(tokens[i], tokens_path + "/" + std::to_string(i), lim::kExpertTokens));
     total += g.tokens.back();
   }
-  if (total <= 0) throw InputError(tokens_path, describe_value(*tokens), "no expert has any token", "a total of at least 1 token");
+  if (total <= 0) throw InputError(tokens_path, describe_value(tokens), "no expert has any token", "a total of at least 1 token");
   g.n = r.require_int("n", lim::kGemmDim);
   g.k = r.require_int("k", lim::kGemmDim);
   g.time = read_timing(r, ctx.measured);
   return g;
 }
 
-const std::vector<std::string>& kernel_names() {
-  static const std::vector<std::string> names{"copy",     "permute", "unpermute", "cast_fp8", "router_softmax_topk",
-                                              "router_sigmoid_topk"};
-  return names;
-}
-
 hw::ProfileKernel read_kernel(const Json& v, const std::string& path, const RowContext& ctx) {
   const ObjectReader r(v, path, {"kernel", "bytes", "shape", "median_us", "spread_us", "repeats"});
   hw::ProfileKernel k;
-  const std::string name = r.require_enum("kernel", kernel_names());
-  k.kernel = static_cast<hw::MemoryKernel>(std::find(kernel_names().begin(), kernel_names().end(), name) -
-                                           kernel_names().begin());
+  k.kernel = require_enum_value(r, "kernel", hw::kMemoryKernelNames);
   k.bytes = r.require_int("bytes", lim::kBytes);
-  const Json* shape = r.get("shape");
   const std::string shape_path = r.path_of("shape");
-  if (!shape) throw InputError(shape_path, "", "required field is missing", "an object of named sizes, e.g. {\"tokens\": 4096}");
-  if (!shape->is_object()) {
-    throw InputError(shape_path, describe_value(*shape), "expected an object, got " + describe_type(*shape),
-                     "an object of named sizes, e.g. {\"tokens\": 4096}");
-  }
-  if (static_cast<std::int64_t>(shape->size()) > lim::kMaxShapeKeys) {
-    throw InputError(shape_path, std::to_string(shape->size()) + " keys", "too many named sizes",
+  const Json& shape = require_typed(r, "shape", Json::value_t::object, "an object",
+                                    "an object of named sizes, e.g. {\"tokens\": 4096}");
+  if (static_cast<std::int64_t>(shape.size()) > lim::kMaxShapeKeys) {
+    throw InputError(shape_path, std::to_string(shape.size()) + " keys", "too many named sizes",
                      "at most " + std::to_string(lim::kMaxShapeKeys));
   }
-  const ObjectReader sr(*shape, shape_path, [&] {
+  const ObjectReader sr(shape, shape_path, [&] {
     std::vector<std::string> keys;
-    for (const auto& item : shape->items()) keys.push_back(item.key());
+    for (const auto& item : shape.items()) keys.push_back(item.key());
     return keys;
   }());
-  for (const auto& item : shape->items()) {
+  for (const auto& item : shape.items()) {
     if (item.key().empty()) throw InputError(shape_path, "\"\"", "a size needs a name");
     k.shape.emplace_back(item.key(), to_int(item.value(), sr.path_of(item.key()), lim::kShapeValue));
   }
@@ -192,11 +187,8 @@ hw::ProfileAttention read_attention(const Json& v, const std::string& path, cons
   hw::ProfileAttention a;
   // Required, not defaulted: a flash and an unfused time correct different cost-model paths, and a
   // guess would silently apply one kernel's measurement to the other.
-  a.implementation = r.require_enum("implementation", {"flash", "unfused"}) == "unfused"
-                         ? hw::AttentionImplementation::kUnfused
-                         : hw::AttentionImplementation::kFlash;
-  a.direction = r.require_enum("direction", {"forward", "backward"}) == "backward" ? hw::AttentionDirection::kBackward
-                                                                                     : hw::AttentionDirection::kForward;
+  a.implementation = require_enum_value(r, "implementation", hw::kAttentionImplementationNames);
+  a.direction = require_enum_value(r, "direction", hw::kAttentionDirectionNames);
   a.batch_heads = r.require_int("batch_heads", lim::kBatchHeads);
   a.seq = r.require_int("seq", lim::kSeq);
   a.head_dim = r.require_int("head_dim", lim::kHeadDim);
@@ -205,18 +197,12 @@ hw::ProfileAttention read_attention(const Json& v, const std::string& path, cons
   return a;
 }
 
-const std::vector<std::string>& op_names() {
-  static const std::vector<std::string> names{"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"};
-  return names;
-}
-
 hw::ProfileCollective read_collective(const Json& v, const std::string& path, const RowContext& ctx) {
   const ObjectReader r(v, path,
                        {"op", "ranks", "ranks_per_node", "bytes", "median_us", "spread_us", "repeats", "algbw_gbps",
                         "busbw_gbps"});
   hw::ProfileCollective c;
-  const std::string op = r.require_enum("op", op_names());
-  c.op = static_cast<hw::ProfileCollectiveOp>(std::find(op_names().begin(), op_names().end(), op) - op_names().begin());
+  c.op = require_enum_value(r, "op", hw::kProfileCollectiveOpNames);
   c.ranks = r.require_int("ranks", lim::kRanks);
   c.ranks_per_node = r.require_int("ranks_per_node", lim::kRanksPerNode);
   c.bytes = r.require_int("bytes", lim::kBytes);
@@ -234,9 +220,9 @@ hw::ProfileCollective read_collective(const Json& v, const std::string& path, co
   }
   if (!close(c.busbw_gbps, busbw)) {
     throw InputError(r.path_of("busbw_gbps"), format_number(c.busbw_gbps),
-                     "busbw_gbps must equal algbw_gbps × the nccl-tests bus factor of " + op + " over " +
-                         std::to_string(c.ranks) + " ranks (" + format_number(bus_factor(c.op, c.ranks)) +
-                         ") within 5 %",
+                     "busbw_gbps must equal algbw_gbps × the nccl-tests bus factor of " +
+                         std::string(hw::to_string(c.op)) + " over " + std::to_string(c.ranks) + " ranks (" +
+                         format_number(bus_factor(c.op, c.ranks)) + ") within 5 %",
                      format_number(busbw));
   }
   return c;
@@ -281,8 +267,7 @@ hw::ProfileProvenance read_provenance(const ObjectReader& top) {
                        {"source", "gpu", "device_name", "sm_count", "sm_clock_mhz", "memory_clock_mhz", "gpus_visible",
                         "driver", "cuda_runtime", "cublas", "nccl", "date", "host", "command", "citations"});
   hw::ProfileProvenance p;
-  p.source = r.require_enum("source", {"measured", "published"}) == "published" ? hw::ProfileSource::kPublished
-                                                                                  : hw::ProfileSource::kMeasured;
+  p.source = require_enum_value(r, "source", hw::kProfileSourceNames);
   const bool measured = p.source == hw::ProfileSource::kMeasured;
   const std::vector<std::string> gpus = gpu_preset_names();
   p.gpu = r.require_enum("gpu", gpus);
@@ -392,20 +377,7 @@ std::shared_ptr<hw::Profile> load_profile_file(const std::string& path) {
   return parse_profile(load_json_file(path), path);
 }
 
-std::vector<std::string> builtin_profile_names() {
-  std::vector<std::string> names;
-  for (const EmbeddedFile& f : embedded_files()) {
-    const std::string_view p = f.path;
-    if (p.size() <= kBuiltinDir.size() + kJsonSuffix.size() || p.substr(0, kBuiltinDir.size()) != kBuiltinDir ||
-        p.substr(p.size() - kJsonSuffix.size()) != kJsonSuffix) {
-      continue;
-    }
-    const std::string_view stem = p.substr(kBuiltinDir.size(), p.size() - kBuiltinDir.size() - kJsonSuffix.size());
-    if (stem.find('/') == std::string_view::npos) names.emplace_back(stem);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> builtin_profile_names() { return embedded_json_names(kBuiltinDir); }
 
 std::shared_ptr<hw::Profile> load_builtin_profile(const std::string& name) {
   const std::string path = std::string(kBuiltinDir) + name + std::string(kJsonSuffix);

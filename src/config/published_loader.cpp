@@ -25,13 +25,6 @@ std::string lower(std::string s) {
 }
 bool contains(const std::string& hay, const std::string& needle) { return lower(hay).find(needle) != std::string::npos; }
 
-std::optional<Metric> metric_of(const std::string& m) {
-  if (m == "tokens_per_s_per_gpu") return Metric::kTokensPerSecondPerGpu;
-  if (m == "step_time_s") return Metric::kStepTimeSeconds;
-  if (m == "tflops_per_gpu") return Metric::kTflopsPerGpu;
-  if (m == "mfu") return Metric::kMfu;
-  return std::nullopt;
-}
 int metric_rank(Metric m) { return static_cast<int>(m); }  // lower is preferred
 
 // The source group of a point and how that publication counted FLOPs, from its id prefix.
@@ -396,7 +389,7 @@ std::vector<PublishedPoint> load_published_points(const std::string& given_path)
       if (!rec.is_object() || !rec.contains("id") || !rec.contains("metric") || !rec.contains("value")) {
         throw InputError(at, describe_value(rec), "each measurement needs id, metric and value");
       }
-      const auto metric = metric_of(rec.at("metric").get<std::string>());
+      const auto metric = value_of(accuracy::kMetricNames, rec.at("metric").get<std::string>());
       if (!metric) continue;  // microbenchmarks
       PublishedPoint pt;
       pt.id = rec.at("id").get<std::string>();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/enum_field.hpp"
 #include "config/hw_loader.hpp"
 #include "config/model_loader.hpp"
 #include "config/profile_loader.hpp"
@@ -96,8 +97,7 @@ TrainingSpec read_training(const Json& value, AttentionBackend& backend) {
   t.seq_length = r.require_int("seq_length", lim::kSeqLength);
   t.micro_batch_size = r.get_int("micro_batch_size", 1, lim::kMicroBatch);
   t.global_batch_size = r.require_int("global_batch_size", lim::kGlobalBatch);
-  backend = r.get_enum("attention_backend", "flash", {"flash", "unfused"}) == "unfused" ? AttentionBackend::kUnfused
-                                                                                         : AttentionBackend::kFlash;
+  backend = get_enum_value(r, "attention_backend", AttentionBackend::kFlash, kAttentionBackendNames);
   return t;
 }
 
@@ -126,11 +126,7 @@ ParallelSpec read_parallel(const Json* value, std::int64_t gpus) {
 }
 
 Precision read_precision(const ObjectReader& top, const hw::GpuSpec& gpu) {
-  const std::string name = top.get_enum("precision", "bf16", [] {
-    std::vector<std::string> names;
-    for (Precision p : kAllPrecisions) names.emplace_back(to_string(p));
-    return names;
-  }());
+  const std::string name = top.get_enum("precision", "bf16", names_of(kPrecisionNames));
   const Precision p = *precision_from_string(name);
   if (gpu.supports(p)) return p;
   std::vector<std::string> gpus_with, supported;
@@ -147,9 +143,7 @@ Precision read_precision(const ObjectReader& top, const hw::GpuSpec& gpu) {
 }
 
 model::FlopsConvention read_flops_convention(const ObjectReader& top) {
-  return top.get_enum("flops_convention", "megatron", {"megatron", "full-s2"}) == "full-s2"
-             ? model::FlopsConvention::kFullS2
-             : model::FlopsConvention::kMegatron;
+  return get_enum_value(top, "flops_convention", model::FlopsConvention::kMegatron, model::kFlopsConventionNames);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "config/enum_field.hpp"
 #include "config/routing_histogram.hpp"
 #include "config/scenario_limits.hpp"
 #include "core/error.hpp"
@@ -15,16 +16,10 @@ namespace lim = scenario_limits;
 
 namespace {
 
-const std::vector<std::string> kGranularities = {"none", "selective", "full"};
+const std::vector<std::string> kGranularities = names_of(kRecomputeGranularityNames);
 /// Megatron-Core --recompute-modules.
 const std::vector<std::string> kRecomputeModules = {"core_attn", "moe_act",        "layernorm", "mla_up_proj",
                                                     "mlp",       "moe",            "shared_experts"};
-
-RecomputeGranularity granularity_from(const std::string& s) {
-  if (s == "selective") return RecomputeGranularity::kSelective;
-  if (s == "full") return RecomputeGranularity::kFull;
-  return RecomputeGranularity::kNone;
-}
 
 std::vector<std::string> read_modules(const Json& v, const std::string& path) {
   if (!v.is_array()) {
@@ -55,15 +50,6 @@ std::vector<std::string> read_modules(const Json& v, const std::string& path) {
     out.push_back(name);
   }
   return out;
-}
-
-RoutingDistribution distribution_from(const std::string& s) {
-  if (s == "uniform") return RoutingDistribution::kUniform;
-  if (s == "zipf") return RoutingDistribution::kZipf;
-  if (s == "lognormal") return RoutingDistribution::kLognormal;
-  if (s == "dirichlet") return RoutingDistribution::kDirichlet;
-  if (s == "histogram") return RoutingDistribution::kHistogram;
-  return RoutingDistribution::kBalanced;
 }
 
 struct DistributionParameter {
@@ -102,7 +88,7 @@ void check_histogram_file(const std::string& written, const std::string& path, c
 }
 
 RoutingSpec read_routing(const Json& v, const std::string& path, const std::filesystem::path& base_dir) {
-  const std::vector<std::string> distributions = {"balanced", "uniform", "zipf", "lognormal", "dirichlet", "histogram"};
+  const std::vector<std::string> distributions = names_of(kRoutingDistributionNames);
   if (!v.is_object()) throw InputError(path, describe_value(v), "expected an object, got " + describe_type(v));
   // The distribution decides which keys are allowed, so it is read before the strict reader is built.
   std::string name = "balanced";
@@ -133,7 +119,7 @@ RoutingSpec read_routing(const Json& v, const std::string& path, const std::file
   }
   const ObjectReader r(v, path, keys);
   RoutingSpec out;
-  out.distribution = distribution_from(name);
+  out.distribution = *value_of(kRoutingDistributionNames, name);
   switch (out.distribution) {
     case RoutingDistribution::kZipf: out.zipf_s = r.require_number("s", lim::kZipfS); break;
     case RoutingDistribution::kLognormal: out.lognormal_sigma = r.require_number("sigma", lim::kLognormalSigma); break;
@@ -151,13 +137,6 @@ RoutingSpec read_routing(const Json& v, const std::string& path, const std::file
   return out;
 }
 
-Dispatcher dispatcher_from(const std::string& s) {
-  if (s == "allgather") return Dispatcher::kAllgather;
-  if (s == "deepep") return Dispatcher::kDeepep;
-  if (s == "hybridep") return Dispatcher::kHybridep;
-  return Dispatcher::kAlltoall;
-}
-
 }  // namespace
 
 RecomputeSpec read_recompute(const Json* value) {
@@ -165,15 +144,13 @@ RecomputeSpec read_recompute(const Json* value) {
   RecomputeSpec out;
   if (!value) return out;
   if (value->is_string()) {
-    const auto s = value->get<std::string>();
-    if (std::find(kGranularities.begin(), kGranularities.end(), s) == kGranularities.end()) {
-      throw InputError(path, describe_value(*value), "unknown value", join(kGranularities));
-    }
-    out.granularity = granularity_from(s);
+    const auto granularity = value_of(kRecomputeGranularityNames, value->get<std::string>());
+    if (!granularity) throw InputError(path, describe_value(*value), "unknown value", join(kGranularities));
+    out.granularity = *granularity;
   } else if (value->is_object()) {
     const ObjectReader r(*value, path, {"granularity", "modules"});
     if (!r.has("granularity")) throw InputError(r.path_of("granularity"), "", "required field is missing", join(kGranularities));
-    out.granularity = granularity_from(r.get_enum("granularity", "none", kGranularities));
+    out.granularity = get_enum_value(r, "granularity", RecomputeGranularity::kNone, kRecomputeGranularityNames);
     if (const Json* modules = r.get("modules")) {
       if (out.granularity != RecomputeGranularity::kSelective) {
         throw InputError(r.path_of("modules"), describe_value(*modules),
@@ -197,7 +174,7 @@ MoeSpec read_moe(const Json* value, const std::filesystem::path& base_dir) {
   if (!value) return out;
   const ObjectReader r(*value, "/moe", {"dispatcher", "capacity_factor", "pad_to_capacity", "routing", "grouped_gemm",
                                               "a2a_overlap", "dispatcher_sms", "host_sync_idle_s"});
-  out.dispatcher = dispatcher_from(r.get_enum("dispatcher", "alltoall", {"alltoall", "allgather", "deepep", "hybridep"}));
+  out.dispatcher = get_enum_value(r, "dispatcher", Dispatcher::kAlltoall, kDispatcherNames);
   out.capacity_factor = r.optional_number("capacity_factor", lim::kCapacityFactor);
   out.pad_to_capacity = r.get_bool("pad_to_capacity", false);
   if (const Json* routing = r.get("routing")) out.routing = read_routing(*routing, r.path_of("routing"), base_dir);

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config/enum_field.hpp"
 #include "config/hw_loader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -18,8 +19,6 @@
 namespace moesim::config {
 namespace {
 
-const std::vector<std::string> kKinds = {"gpu", "nvswitch", "nic", "leaf", "spine"};
-const std::vector<std::string> kTiers = {"nvlink", "pcie", "network"};
 /// Graph sizes far above any real cluster (2^20 GPUs is the scenario limit), kept below int32.
 constexpr IntRange kIndexRange{0, (1 << 20) - 1};
 constexpr IntRange kDomainRange{0, 1 << 20};
@@ -36,20 +35,6 @@ const Json& require_array(const ObjectReader& r, std::string_view key) {
   return *v;
 }
 
-hw::NodeKind kind_of(const std::string& s) {
-  if (s == "gpu") return hw::NodeKind::kGpu;
-  if (s == "nvswitch") return hw::NodeKind::kNvSwitch;
-  if (s == "nic") return hw::NodeKind::kNic;
-  if (s == "leaf") return hw::NodeKind::kLeafSwitch;
-  return hw::NodeKind::kSpineSwitch;
-}
-
-hw::LinkTier tier_of(const std::string& s) {
-  if (s == "nvlink") return hw::LinkTier::kNvlink;
-  if (s == "pcie") return hw::LinkTier::kPcie;
-  return hw::LinkTier::kNetwork;
-}
-
 std::vector<hw::TopoNode> read_nodes(const ObjectReader& r, std::unordered_map<std::string, std::int32_t>& ids) {
   const Json& arr = require_array(r, "nodes");
   std::vector<hw::TopoNode> nodes;
@@ -59,7 +44,7 @@ std::vector<hw::TopoNode> read_nodes(const ObjectReader& r, std::unordered_map<s
     hw::TopoNode n;
     n.id = static_cast<std::int32_t>(i);
     n.name = nr.require_nonempty_string("id");
-    n.kind = kind_of(nr.require_enum("kind", kKinds));
+    n.kind = require_enum_value(nr, "kind", hw::kNodeKindNames);
     if (n.kind == hw::NodeKind::kGpu) {
       n.gpu_index = static_cast<std::int32_t>(nr.require_int("gpu_index", kIndexRange));
       // Routing keeps flows between GPUs of one domain on NVLink: a GPU must say where it belongs.
@@ -114,7 +99,7 @@ void read_links(const ObjectReader& r, const std::unordered_map<std::string, std
     if (src == dst) throw InputError(lr.path_of("dst"), json_quoted(lr.require_string("dst")), "a link must join two different nodes");
     const BytesPerSecond bw = gigabytes_per_second(lr.require_number("bandwidth_gbps", kBandwidthGbps));
     const Seconds latency = microseconds(lr.require_number("latency_us", kLatencyUs));
-    const hw::LinkTier tier = tier_of(lr.require_enum("tier", kTiers));
+    const hw::LinkTier tier = require_enum_value(lr, "tier", hw::kLinkTierNames);
     (void)t.add_link(src, dst, bw, latency, tier);
     if (lr.get_bool("bidirectional", true)) (void)t.add_link(dst, src, bw, latency, tier);
   }

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/format.hpp"
+#include "scenario/scenario.hpp"
 
 namespace moesim::config {
 namespace {
@@ -21,7 +22,7 @@ constexpr IntRange kGpus{1, 72};
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 20;
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 24;
 const std::vector<std::string> kPrecisions{"bf16", "fp8", "mxfp8", "nvfp4"};
-const std::vector<std::string> kRecompute{"none", "selective", "full"};
+const std::vector<std::string> kRecompute = names_of(kRecomputeGranularityNames);  ///< the scenario's spelling
 /// Megatron --recompute-modules (the runner refuses those it cannot replay).
 const std::vector<std::string> kModules{"core_attn", "moe_act", "layernorm", "mlp", "moe", "shared_experts",
                                         "mla_up_proj"};
@@ -132,7 +133,7 @@ ValidationWorkload parse(const Json& j) {
   w.precision = r.require_enum("precision", kPrecisions);
   w.recompute = r.require_enum("recompute", kRecompute);
   w.recompute_modules = read_modules(r, w.recompute == "selective");
-  w.attention = r.require_enum("attention", {"flash", "unfused"});
+  w.attention = r.require_enum("attention", names_of(kAttentionBackendNames));
 
   w.gpus = r.require_int("gpus", kGpus);
   w.tp = r.require_int("tp", kGpus);

@@ -2,35 +2,15 @@
 
 #include <string>
 
+#include "core/format.hpp"
+
 namespace moesim {
 
-std::string_view to_string(Precision p) {
-  switch (p) {
-    case Precision::kBf16: return "bf16";
-    case Precision::kFp16: return "fp16";
-    case Precision::kFp8: return "fp8";
-    case Precision::kFp8Blockwise: return "fp8-blockwise";
-    case Precision::kMxfp8: return "mxfp8";
-    case Precision::kNvfp4: return "nvfp4";
-  }
-  return "?";
-}
+std::string_view to_string(Precision p) { return name_of(kPrecisionNames, p); }
 
-std::optional<Precision> precision_from_string(std::string_view s) {
-  for (Precision p : kAllPrecisions) {
-    if (to_string(p) == s) return p;
-  }
-  return std::nullopt;
-}
+std::optional<Precision> precision_from_string(std::string_view s) { return value_of(kPrecisionNames, s); }
 
-std::string all_precision_names() {
-  std::string out;
-  for (Precision p : kAllPrecisions) {
-    if (!out.empty()) out += ", ";
-    out += to_string(p);
-  }
-  return out;
-}
+std::string all_precision_names() { return join(names_of(kPrecisionNames)); }
 
 double gemm_operand_bytes(Precision p) {
   switch (p) {

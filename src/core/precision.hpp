@@ -5,15 +5,19 @@
 #include <string>
 #include <string_view>
 
+#include "core/named_enum.hpp"
+
 namespace moesim {
 
 enum class Precision { kBf16, kFp16, kFp8, kFp8Blockwise, kMxfp8, kNvfp4 };
 
-inline constexpr std::array<Precision, 6> kAllPrecisions{Precision::kBf16, Precision::kFp16, Precision::kFp8,
-                                                         Precision::kFp8Blockwise, Precision::kMxfp8, Precision::kNvfp4};
-
 /// Scenario spelling: "bf16", "fp16", "fp8" (per-tensor current/delayed scaling), "fp8-blockwise"
 /// (DeepSeek-style 1x128 / 128x128), "mxfp8" (1x32 E8M0 scales, Blackwell), "nvfp4" (Blackwell).
+inline constexpr auto kPrecisionNames = std::to_array<EnumName<Precision>>(
+    {{Precision::kBf16, "bf16"}, {Precision::kFp16, "fp16"}, {Precision::kFp8, "fp8"},
+     {Precision::kFp8Blockwise, "fp8-blockwise"}, {Precision::kMxfp8, "mxfp8"}, {Precision::kNvfp4, "nvfp4"}});
+inline constexpr std::array<Precision, kPrecisionNames.size()> kAllPrecisions = values_of(kPrecisionNames);
+
 [[nodiscard]] std::string_view to_string(Precision p);
 [[nodiscard]] std::optional<Precision> precision_from_string(std::string_view s);
 /// "bf16, fp16, fp8, fp8-blockwise, mxfp8, nvfp4"

@@ -96,27 +96,8 @@ LayerOp with_phase(LayerOp op, OpPhase phase) {
 }
 }  // namespace
 
-std::string_view to_string(OpKind k) {
-  switch (k) {
-    case OpKind::kCompute: return "compute";
-    case OpKind::kTpComm: return "tp_comm";
-    case OpKind::kCpComm: return "cp_comm";
-    case OpKind::kEpComm: return "ep_comm";
-    case OpKind::kHostIdle: return "host_idle";
-  }
-  return "?";
-}
-
-std::string_view to_string(OpPhase p) {
-  switch (p) {
-    case OpPhase::kForward: return "forward";
-    case OpPhase::kBackward: return "backward";
-    case OpPhase::kDgrad: return "dgrad";
-    case OpPhase::kWgrad: return "wgrad";
-    case OpPhase::kRecompute: return "recompute";
-  }
-  return "?";
-}
+std::string_view to_string(OpKind k) { return name_of(kOpKindNames, k); }
+std::string_view to_string(OpPhase p) { return name_of(kOpPhaseNames, p); }
 
 UnitCost OpProgram::cost() const {
   UnitCost c;

@@ -10,6 +10,7 @@
 #include "collective/closed_form.hpp"
 #include "collective/cost_model.hpp"
 #include "compute/kernel_cost.hpp"
+#include "core/named_enum.hpp"
 #include "scenario/scenario.hpp"
 
 namespace moesim::estimate {
@@ -46,6 +47,12 @@ enum class OpKind : std::uint8_t { kCompute, kTpComm, kCpComm, kEpComm, kHostIdl
 enum class OpPhase : std::uint8_t { kForward, kBackward, kDgrad, kWgrad, kRecompute };
 /// The process group a communication op runs over (which decides the links it crosses).
 enum class CommGroup : std::uint8_t { kNone, kTp, kCp, kEp, kEtp };
+inline constexpr auto kOpKindNames = std::to_array<EnumName<OpKind>>(
+    {{OpKind::kCompute, "compute"}, {OpKind::kTpComm, "tp_comm"}, {OpKind::kCpComm, "cp_comm"},
+     {OpKind::kEpComm, "ep_comm"}, {OpKind::kHostIdle, "host_idle"}});
+inline constexpr auto kOpPhaseNames = std::to_array<EnumName<OpPhase>>(
+    {{OpPhase::kForward, "forward"}, {OpPhase::kBackward, "backward"}, {OpPhase::kDgrad, "dgrad"},
+     {OpPhase::kWgrad, "wgrad"}, {OpPhase::kRecompute, "recompute"}});
 [[nodiscard]] std::string_view to_string(OpKind k);
 [[nodiscard]] std::string_view to_string(OpPhase p);
 

@@ -3,6 +3,7 @@
 // one GPU type (by `moesim calibrate`) or taken from published microbenchmarks, which compute/ and
 // collective/ interpolate in instead of the datasheet roofline. config/profile_loader fills it
 // strictly; this header only holds the data (plus a cache the cost models fill on first use).
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -12,12 +13,15 @@
 #include <utility>
 #include <vector>
 
+#include "core/named_enum.hpp"
 #include "core/precision.hpp"
 #include "hw/gpu_spec.hpp"
 
 namespace moesim::hw {
 
 enum class ProfileSource : std::uint8_t { kMeasured, kPublished };
+inline constexpr auto kProfileSourceNames = std::to_array<EnumName<ProfileSource>>(
+    {{ProfileSource::kMeasured, "measured"}, {ProfileSource::kPublished, "published"}});
 
 /// Where the figures come from. For a published profile the numeric device fields are unknown
 /// (nullopt) and the version strings may read "unknown"; its citations say where each row is from.
@@ -53,6 +57,8 @@ struct ProfileGemm {
 
 /// How a grouped GEMM over experts ran: one grouped-batched launch, or one GEMM per expert.
 enum class GroupedImplementation : std::uint8_t { kGroupedBatched, kLoop };
+inline constexpr auto kGroupedImplementationNames = std::to_array<EnumName<GroupedImplementation>>(
+    {{GroupedImplementation::kGroupedBatched, "grouped_batched"}, {GroupedImplementation::kLoop, "loop"}});
 
 /// Experts' ragged token loads × their own k×n weights (the forward problem).
 struct ProfileGroupedGemm {
@@ -65,7 +71,12 @@ struct ProfileGroupedGemm {
 
 /// Memory-bound kernels the calibrator measures.
 enum class MemoryKernel : std::uint8_t { kCopy, kPermute, kUnpermute, kCastFp8, kRouterSoftmaxTopk, kRouterSigmoidTopk };
-inline constexpr std::size_t kMemoryKernelCount = 6;
+/// In enum order: the profile tables index by the enum's value.
+inline constexpr auto kMemoryKernelNames = std::to_array<EnumName<MemoryKernel>>(
+    {{MemoryKernel::kCopy, "copy"}, {MemoryKernel::kPermute, "permute"}, {MemoryKernel::kUnpermute, "unpermute"},
+     {MemoryKernel::kCastFp8, "cast_fp8"}, {MemoryKernel::kRouterSoftmaxTopk, "router_softmax_topk"},
+     {MemoryKernel::kRouterSigmoidTopk, "router_sigmoid_topk"}});
+inline constexpr std::size_t kMemoryKernelCount = kMemoryKernelNames.size();
 
 struct ProfileKernel {
   MemoryKernel kernel = MemoryKernel::kCopy;
@@ -75,12 +86,16 @@ struct ProfileKernel {
 };
 
 enum class AttentionDirection : std::uint8_t { kForward, kBackward };
+inline constexpr auto kAttentionDirectionNames = std::to_array<EnumName<AttentionDirection>>(
+    {{AttentionDirection::kForward, "forward"}, {AttentionDirection::kBackward, "backward"}});
 
 /// Which attention kernel a row timed: a fused FlashAttention-style core, or the unfused one (batched
 /// QKᵀ and PV GEMMs around a fused scale-mask-softmax, no dropout: kernels/attention). They correct
 /// different cost-model paths, so a row must say which it is.
 enum class AttentionImplementation : std::uint8_t { kFlash, kUnfused };
-inline constexpr std::size_t kAttentionImplementationCount = 2;
+inline constexpr auto kAttentionImplementationNames = std::to_array<EnumName<AttentionImplementation>>(
+    {{AttentionImplementation::kFlash, "flash"}, {AttentionImplementation::kUnfused, "unfused"}});
+inline constexpr std::size_t kAttentionImplementationCount = kAttentionImplementationNames.size();
 
 /// Attention core over batch × heads sequences of `seq` tokens, query/key/value head width `head_dim`.
 struct ProfileAttention {
@@ -93,7 +108,11 @@ struct ProfileAttention {
 
 /// NCCL collectives, in the order of collective::Op.
 enum class ProfileCollectiveOp : std::uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
-inline constexpr std::size_t kProfileCollectiveOpCount = 5;
+inline constexpr auto kProfileCollectiveOpNames = std::to_array<EnumName<ProfileCollectiveOp>>(
+    {{ProfileCollectiveOp::kAllReduce, "all_reduce"}, {ProfileCollectiveOp::kAllGather, "all_gather"},
+     {ProfileCollectiveOp::kReduceScatter, "reduce_scatter"}, {ProfileCollectiveOp::kAllToAll, "all_to_all"},
+     {ProfileCollectiveOp::kSendRecv, "send_recv"}});
+inline constexpr std::size_t kProfileCollectiveOpCount = kProfileCollectiveOpNames.size();
 
 /// One nccl-tests point: `bytes` is nccl-tests' "size", busbw = algbw × the op's bus factor.
 struct ProfileCollective {
@@ -180,6 +199,9 @@ struct CalibrationRequest {
 [[nodiscard]] std::string_view to_string(AttentionDirection d);
 [[nodiscard]] std::string_view to_string(AttentionImplementation i);
 [[nodiscard]] std::string_view to_string(ProfileCollectiveOp op);
+/// The precisions a profile row may have, in the order its reader lists them: every one but fp8-blockwise.
+inline constexpr std::array<Precision, 5> kProfilePrecisions{Precision::kBf16, Precision::kFp16, Precision::kFp8,
+                                                             Precision::kMxfp8, Precision::kNvfp4};
 /// The profile's precision spelling: "bf16", "fp16", "fp8", "mxfp8", "nvfp4" (nullopt: not a profile precision).
 [[nodiscard]] std::optional<std::string_view> profile_precision_name(Precision p);
 

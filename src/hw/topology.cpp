@@ -23,25 +23,8 @@
 
 namespace moesim::hw {
 
-std::string_view to_string(NodeKind k) {
-  switch (k) {
-    case NodeKind::kGpu: return "gpu";
-    case NodeKind::kNvSwitch: return "nvswitch";
-    case NodeKind::kNic: return "nic";
-    case NodeKind::kLeafSwitch: return "leaf";
-    case NodeKind::kSpineSwitch: return "spine";
-  }
-  return "unknown";
-}
-
-std::string_view to_string(LinkTier t) {
-  switch (t) {
-    case LinkTier::kNvlink: return "nvlink";
-    case LinkTier::kPcie: return "pcie";
-    case LinkTier::kNetwork: return "network";
-  }
-  return "unknown";
-}
+std::string_view to_string(NodeKind k) { return name_of(kNodeKindNames, k, "unknown"); }
+std::string_view to_string(LinkTier t) { return name_of(kLinkTierNames, t, "unknown"); }
 
 namespace {
 

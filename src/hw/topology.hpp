@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/named_enum.hpp"
 #include "core/units.hpp"
 #include "hw/system_spec.hpp"
 
@@ -15,6 +16,12 @@ namespace moesim::hw {
 
 enum class NodeKind { kGpu, kNvSwitch, kNic, kLeafSwitch, kSpineSwitch };
 enum class LinkTier { kNvlink, kPcie, kNetwork };
+/// The topology file's spelling (docs/topology.md).
+inline constexpr auto kNodeKindNames = std::to_array<EnumName<NodeKind>>(
+    {{NodeKind::kGpu, "gpu"}, {NodeKind::kNvSwitch, "nvswitch"}, {NodeKind::kNic, "nic"},
+     {NodeKind::kLeafSwitch, "leaf"}, {NodeKind::kSpineSwitch, "spine"}});
+inline constexpr auto kLinkTierNames = std::to_array<EnumName<LinkTier>>(
+    {{LinkTier::kNvlink, "nvlink"}, {LinkTier::kPcie, "pcie"}, {LinkTier::kNetwork, "network"}});
 [[nodiscard]] std::string_view to_string(NodeKind k);
 [[nodiscard]] std::string_view to_string(LinkTier t);
 

@@ -83,25 +83,12 @@ std::string dot_id(const std::string& s) {
   return out + "\"";
 }
 
-std::string_view tier_color(LinkTier tier) {
-  switch (tier) {
-    case LinkTier::kNvlink: return "#76b900";
-    case LinkTier::kPcie: return "#888888";
-    case LinkTier::kNetwork: return "#1f77b4";
-  }
-  return "black";
-}
-
-std::string_view kind_shape(NodeKind kind) {
-  switch (kind) {
-    case NodeKind::kGpu: return "box";
-    case NodeKind::kNvSwitch: return "hexagon";
-    case NodeKind::kNic: return "ellipse";
-    case NodeKind::kLeafSwitch: return "trapezium";
-    case NodeKind::kSpineSwitch: return "invtrapezium";
-  }
-  return "box";
-}
+/// Graphviz attributes of the export: each tier's edge colour and each kind's vertex shape.
+constexpr auto kTierColor = std::to_array<EnumName<LinkTier>>(
+    {{LinkTier::kNvlink, "#76b900"}, {LinkTier::kPcie, "#888888"}, {LinkTier::kNetwork, "#1f77b4"}});
+constexpr auto kKindShape = std::to_array<EnumName<NodeKind>>(
+    {{NodeKind::kGpu, "box"}, {NodeKind::kNvSwitch, "hexagon"}, {NodeKind::kNic, "ellipse"},
+     {NodeKind::kLeafSwitch, "trapezium"}, {NodeKind::kSpineSwitch, "invtrapezium"}});
 
 }  // namespace
 
@@ -198,7 +185,7 @@ std::string to_dot(const Topology& t) {
     }
   }
   const auto node_line = [](const TopoNode& n) {
-    return fmt::format("{} [shape={}];\n", dot_id(n.name), kind_shape(n.kind));
+    return fmt::format("{} [shape={}];\n", dot_id(n.name), name_of(kKindShape, n.kind, "box"));
   };
   for (const auto& [d, members] : by_domain) {
     out += fmt::format("  subgraph {} {{\n    label={};\n", dot_id("cluster_domain" + std::to_string(d)),
@@ -210,7 +197,7 @@ std::string to_dot(const Topology& t) {
   for (const Cable& c : cables(t)) {
     const TopoLink& l = t.links()[static_cast<std::size_t>(c.forward)];
     out += fmt::format("  {} -> {} [color=\"{}\", label=\"{}\"{}];\n", dot_id(t.nodes()[static_cast<std::size_t>(l.src)].name),
-                       dot_id(t.nodes()[static_cast<std::size_t>(l.dst)].name), tier_color(l.tier),
+                       dot_id(t.nodes()[static_cast<std::size_t>(l.dst)].name), name_of(kTierColor, l.tier, "black"),
                        format_number(l.bandwidth.value() / kGB), c.reverse >= 0 ? ", dir=both" : "");
   }
   out += "}\n";

@@ -138,13 +138,7 @@ ParamCounts count_params(const ModelSpec& s) {
   return c;
 }
 
-std::string_view to_string(FlopsConvention c) {
-  switch (c) {
-    case FlopsConvention::kMegatron: return "megatron";
-    case FlopsConvention::kFullS2: return "full-s2";
-  }
-  return "megatron";
-}
+std::string_view to_string(FlopsConvention c) { return name_of(kFlopsConventionNames, c, "megatron"); }
 
 double model_flops_per_step(const ModelSpec& s, std::int64_t seq, std::int64_t global_batch, FlopsConvention convention) {
   const double tokens = as_double(global_batch) * as_double(seq);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/named_enum.hpp"
 #include "model/model_spec.hpp"
 
 namespace moesim::model {
@@ -38,6 +39,8 @@ enum class FlopsConvention {
   kMegatron,  ///< current Megatron-Core: causal attention counts half of s² (bidirectional counts all)
   kFullS2,    ///< Megatron before 2025 (and NeMo): s² counted in full even for causal models
 };
+inline constexpr auto kFlopsConventionNames = std::to_array<EnumName<FlopsConvention>>(
+    {{FlopsConvention::kMegatron, "megatron"}, {FlopsConvention::kFullS2, "full-s2"}});
 [[nodiscard]] std::string_view to_string(FlopsConvention c);
 
 /// Model FLOPs of one optimizer step (forward + backward, no recompute): 3 × 2 × Σ GEMM m·n·k over

@@ -2,14 +2,7 @@
 
 namespace moesim {
 
-std::string_view to_string(PlanObjective o) {
-  switch (o) {
-    case PlanObjective::kThroughput: return "throughput";
-    case PlanObjective::kTokensPerGpuHour: return "tokens-per-gpu-hour";
-    case PlanObjective::kTimeToTokens: return "time-to-tokens";
-  }
-  return "?";
-}
+std::string_view to_string(PlanObjective o) { return name_of(kPlanObjectiveNames, o); }
 
 std::string recompute_label(const RecomputeSpec& r) {
   if (r.granularity != RecomputeGranularity::kSelective) return std::string(to_string(r.granularity));

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/named_enum.hpp"
 #include "scenario/result.hpp"
 
 namespace moesim {
@@ -18,6 +19,9 @@ inline constexpr const char* kPlanCheckpointSchema = "moesim.plan-checkpoint/1";
 /// What "best" means. For one GPU count the three order layouts identically (they are all tokens per
 /// second for a fixed cluster); they differ when the GPU count is searched too.
 enum class PlanObjective { kThroughput, kTokensPerGpuHour, kTimeToTokens };
+inline constexpr auto kPlanObjectiveNames = std::to_array<EnumName<PlanObjective>>(
+    {{PlanObjective::kThroughput, "throughput"}, {PlanObjective::kTokensPerGpuHour, "tokens-per-gpu-hour"},
+     {PlanObjective::kTimeToTokens, "time-to-tokens"}});
 
 /// The values each knob may take. planner::complete_space fills every empty list with the planner's
 /// default range for the model and cluster, so a request echoes exactly what was searched.

@@ -5,11 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "core/named_enum.hpp"
 #include "scenario/scenario.hpp"
 
 namespace moesim::accuracy {
 
 enum class Metric { kTokensPerSecondPerGpu, kStepTimeSeconds, kTflopsPerGpu, kMfu };
+/// The "metric" spelling of tests/validation/published.json.
+inline constexpr auto kMetricNames = std::to_array<EnumName<Metric>>(
+    {{Metric::kTokensPerSecondPerGpu, "tokens_per_s_per_gpu"}, {Metric::kStepTimeSeconds, "step_time_s"},
+     {Metric::kTflopsPerGpu, "tflops_per_gpu"}, {Metric::kMfu, "mfu"}});
 [[nodiscard]] std::string_view to_string(Metric m);
 
 /// How the publication counted FLOPs when it reported TFLOP/s or MFU.

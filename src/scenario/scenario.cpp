@@ -4,44 +4,10 @@
 
 namespace moesim {
 
-std::string_view to_string(RecomputeGranularity g) {
-  switch (g) {
-    case RecomputeGranularity::kNone: return "none";
-    case RecomputeGranularity::kSelective: return "selective";
-    case RecomputeGranularity::kFull: return "full";
-  }
-  return "?";
-}
-
-std::string_view to_string(Dispatcher d) {
-  switch (d) {
-    case Dispatcher::kAlltoall: return "alltoall";
-    case Dispatcher::kAllgather: return "allgather";
-    case Dispatcher::kDeepep: return "deepep";
-    case Dispatcher::kHybridep: return "hybridep";
-  }
-  return "?";
-}
-
-std::string_view to_string(RoutingDistribution d) {
-  switch (d) {
-    case RoutingDistribution::kBalanced: return "balanced";
-    case RoutingDistribution::kUniform: return "uniform";
-    case RoutingDistribution::kZipf: return "zipf";
-    case RoutingDistribution::kLognormal: return "lognormal";
-    case RoutingDistribution::kDirichlet: return "dirichlet";
-    case RoutingDistribution::kHistogram: return "histogram";
-  }
-  return "?";
-}
-
-std::string_view to_string(AttentionBackend b) {
-  switch (b) {
-    case AttentionBackend::kFlash: return "flash";
-    case AttentionBackend::kUnfused: return "unfused";
-  }
-  return "?";
-}
+std::string_view to_string(RecomputeGranularity g) { return name_of(kRecomputeGranularityNames, g); }
+std::string_view to_string(Dispatcher d) { return name_of(kDispatcherNames, d); }
+std::string_view to_string(RoutingDistribution d) { return name_of(kRoutingDistributionNames, d); }
+std::string_view to_string(AttentionBackend b) { return name_of(kAttentionBackendNames, b); }
 
 bool RecomputeSpec::has(const std::string& module) const {
   // Full recompute replays every module of the layer; "none" replays nothing.

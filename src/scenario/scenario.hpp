@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/named_enum.hpp"
 #include "core/precision.hpp"
 #include "hw/profile.hpp"
 #include "hw/system_spec.hpp"
@@ -41,6 +42,9 @@ struct ParallelSpec {
 };
 
 enum class RecomputeGranularity { kNone, kSelective, kFull };
+inline constexpr auto kRecomputeGranularityNames = std::to_array<EnumName<RecomputeGranularity>>(
+    {{RecomputeGranularity::kNone, "none"}, {RecomputeGranularity::kSelective, "selective"},
+     {RecomputeGranularity::kFull, "full"}});
 
 struct RecomputeSpec {
   RecomputeGranularity granularity = RecomputeGranularity::kNone;
@@ -51,8 +55,15 @@ struct RecomputeSpec {
 };
 
 enum class Dispatcher { kAlltoall, kAllgather, kDeepep, kHybridep };
+inline constexpr auto kDispatcherNames = std::to_array<EnumName<Dispatcher>>(
+    {{Dispatcher::kAlltoall, "alltoall"}, {Dispatcher::kAllgather, "allgather"}, {Dispatcher::kDeepep, "deepep"},
+     {Dispatcher::kHybridep, "hybridep"}});
 
 enum class RoutingDistribution { kBalanced, kUniform, kZipf, kLognormal, kDirichlet, kHistogram };
+inline constexpr auto kRoutingDistributionNames = std::to_array<EnumName<RoutingDistribution>>(
+    {{RoutingDistribution::kBalanced, "balanced"}, {RoutingDistribution::kUniform, "uniform"},
+     {RoutingDistribution::kZipf, "zipf"}, {RoutingDistribution::kLognormal, "lognormal"},
+     {RoutingDistribution::kDirichlet, "dirichlet"}, {RoutingDistribution::kHistogram, "histogram"}});
 
 struct RoutingSpec {
   RoutingDistribution distribution = RoutingDistribution::kBalanced;
@@ -129,6 +140,8 @@ struct OptimizerSpec {
 /// How the attention core runs. "flash" (fused FlashAttention / cuDNN kernel, the default today) or
 /// "unfused" (QKᵀ GEMM, softmax, dropout and PV as separate kernels, as Megatron ran in 2021).
 enum class AttentionBackend { kFlash, kUnfused };
+inline constexpr auto kAttentionBackendNames = std::to_array<EnumName<AttentionBackend>>(
+    {{AttentionBackend::kFlash, "flash"}, {AttentionBackend::kUnfused, "unfused"}});
 
 struct Scenario {
   std::string name;

@@ -21,20 +21,7 @@ constexpr bool has(unsigned mask, int dim) { return (mask & bit(dim)) != 0; }
 std::int64_t positive(std::int64_t v) { return std::max<std::int64_t>(v, 1); }
 }  // namespace
 
-std::string_view to_string(GroupKind k) {
-  switch (k) {
-    case GroupKind::kTp: return "tp";
-    case GroupKind::kCp: return "cp";
-    case GroupKind::kDp: return "dp";
-    case GroupKind::kPp: return "pp";
-    case GroupKind::kEp: return "ep";
-    case GroupKind::kEtp: return "etp";
-    case GroupKind::kEdp: return "edp";
-    case GroupKind::kTpCp: return "tp-cp";
-    case GroupKind::kDpCp: return "dp-cp";
-  }
-  return "?";
-}
+std::string_view to_string(GroupKind k) { return name_of(kGroupKindNames, k); }
 
 namespace detail {
 

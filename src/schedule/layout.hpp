@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collective/closed_form.hpp"
+#include "core/named_enum.hpp"
 #include "hw/system_spec.hpp"
 #include "scenario/scenario.hpp"
 
@@ -24,10 +25,12 @@ namespace moesim::schedule {
 /// A kind of process group, named as in Megatron. kDpCp is the group dense gradients reduce over
 /// (Megatron's DATA_PARALLEL_GROUP_WITH_CP); kTpCp the tensor-and-context group.
 enum class GroupKind : std::uint8_t { kTp, kCp, kDp, kPp, kEp, kEtp, kEdp, kTpCp, kDpCp };
+inline constexpr auto kGroupKindNames = std::to_array<EnumName<GroupKind>>(
+    {{GroupKind::kTp, "tp"}, {GroupKind::kCp, "cp"}, {GroupKind::kDp, "dp"}, {GroupKind::kPp, "pp"},
+     {GroupKind::kEp, "ep"}, {GroupKind::kEtp, "etp"}, {GroupKind::kEdp, "edp"}, {GroupKind::kTpCp, "tp-cp"},
+     {GroupKind::kDpCp, "dp-cp"}});
 [[nodiscard]] std::string_view to_string(GroupKind k);
-inline constexpr std::array<GroupKind, 9> kAllGroupKinds = {GroupKind::kTp,  GroupKind::kCp,  GroupKind::kDp,
-                                                             GroupKind::kPp,  GroupKind::kEp,  GroupKind::kEtp,
-                                                             GroupKind::kEdp, GroupKind::kTpCp, GroupKind::kDpCp};
+inline constexpr std::array<GroupKind, kGroupKindNames.size()> kAllGroupKinds = values_of(kGroupKindNames);
 
 /// A rank's place in the dense grid.
 struct DenseCoordinates {
