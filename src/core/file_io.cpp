@@ -1,11 +1,11 @@
 #include "core/file_io.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -50,9 +50,6 @@ void remove_stale_temporaries(const std::filesystem::path& path) {
   }
 }
 
-}  // namespace
-
-namespace {
 // Standard input, read to its end but never past the input cap (`cat /dev/zero | moesim simulate -`).
 std::string read_standard_input() {
   std::string text;
@@ -70,6 +67,7 @@ std::string read_standard_input() {
     }
   }
 }
+
 }  // namespace
 
 std::string read_text_file(const std::filesystem::path& path) {

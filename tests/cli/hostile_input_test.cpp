@@ -263,7 +263,8 @@ Stopped stop_after(const fs::path& dir, const std::vector<std::string>& args, in
 
 TEST_CASE("simulate stops cleanly on Ctrl-C (130) and SIGTERM (143), writing nothing") {
   const std::string scenario = (test::source_dir() / "tests/cli/data/deepseek-v3-1024-lognormal.json").string();
-  for (const auto& [signo, code] : {std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}}) {
+  for (const std::pair<int, int>& signal_and_code : {std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}}) {
+    const int signo = signal_and_code.first, code = signal_and_code.second;  // clang 14 cannot capture bindings
     CAPTURE(signo);
     const fs::path dir = fresh("signal-" + std::to_string(signo));
     const Stopped s = stop_after(dir, {"simulate", scenario, "--json", "r.json", "--html", "r.html", "--trace", "t.json"},

@@ -191,7 +191,8 @@ Scenario interleaved(std::int64_t pp, std::int64_t vpp, std::int64_t m) {
 }  // namespace
 
 TEST_CASE("issue 33: interleaved pipelines run every pass of every rank once, as the estimate prices them") {
-  for (const auto& [pp, m] : {std::pair{2, 2}, {2, 4}, {2, 6}, {4, 4}, {4, 8}, {4, 12}}) {
+  for (const std::pair<int, int>& pp_m : {std::pair{2, 2}, {2, 4}, {2, 6}, {4, 4}, {4, 8}, {4, 12}}) {
+    const int pp = pp_m.first, m = pp_m.second;  // clang 14 cannot capture structured bindings
     CAPTURE(pp);
     CAPTURE(m);
     const Scenario s = interleaved(pp, 2, m);
@@ -219,7 +220,8 @@ TEST_CASE("issue 33: interleaved pipelines run every pass of every rank once, as
   }
   // A last group of fewer than pp micro-batches (m = pp + 1, 2·pp + 1, the issue's pp 8 with 12) is
   // refused before simulating, as Megatron-Core refuses it.
-  for (const auto& [pp, m] : {std::pair{2, 3}, {2, 5}, {4, 5}, {4, 9}, {8, 12}}) {
+  for (const std::pair<int, int>& pp_m : {std::pair{2, 3}, {2, 5}, {4, 5}, {4, 9}, {8, 12}}) {
+    const int pp = pp_m.first, m = pp_m.second;
     CAPTURE(pp);
     CAPTURE(m);
     try {
