@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "compute/query_log.hpp"
-#include "estimate/layer_cost.hpp"
+#include "program/layer_cost.hpp"
 
 namespace moesim::cli {
 namespace {
@@ -24,7 +24,7 @@ constexpr std::size_t kMaxExperts = 1024;
 hw::CalibrationRequest calibration_request_of(const Scenario& s, std::int64_t& left_out) {
   compute::KernelQueryLog log;
   {
-    const estimate::LayerCostModel lc(s, &log);
+    const program::LayerCostModel lc(s, &log);
     for (std::int64_t l = 0; l < s.model.num_layers; ++l) (void)lc.layer(l);
     (void)lc.embedding_ops();
     (void)lc.output_head_ops();

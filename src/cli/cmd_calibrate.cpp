@@ -26,7 +26,7 @@
 #include "config/scenario_loader.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
-#include "estimate/layer_cost.hpp"
+#include "program/layer_cost.hpp"
 #include "report/calibration_request_json.hpp"
 
 namespace moesim::cli {

@@ -15,7 +15,7 @@ constexpr double kTile = 128.0;
 // attention in the FlashAttention-3 paper (Shah et al. 2024, arXiv 2407.08608, Figure 5 (c) and (d):
 // H100 SXM5, BF16, head dim 128, batch × seqlen = 16k, 16 heads): non-causal 497, 574, 617, 609,
 // 600, 595 and causal 315, 410, 484, 518, 529, 539 TFLOP/s at 512 … 16k tokens. The fit reproduces
-// the twelve figures with a 6 % RMS error (tests/estimate/attention_efficiency_test.cpp prints it).
+// the twelve figures with a 6 % RMS error (tests/compute/attention_efficiency_test.cpp prints it).
 constexpr double kAttentionTileOverhead = 1.15;
 
 // The reference shape: one causal call over 8,192 tokens (the sequence length of the benchmarks

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <utility>
 
-#include "estimate/data_parallel.hpp"
-#include "estimate/ep_overlap.hpp"
-#include "estimate/layer_cost.hpp"
-#include "estimate/result_common.hpp"
+#include "program/data_parallel.hpp"
+#include "program/ep_overlap.hpp"
+#include "program/layer_cost.hpp"
+#include "program/result_common.hpp"
 #include "schedule/stage_params.hpp"
 #include "schedule/stage_plan.hpp"
 
@@ -20,6 +20,24 @@ using schedule::RankParams;
 using schedule::StageLayers;
 
 using collective::Op;
+// The op program (program/) is what this evaluator composes over the pipeline formula.
+using program::combined_pairs;
+using program::ddp_bucket_params;
+using program::dispatcher_sm_share;
+using program::ep_pair_saving;
+using program::EpPairSaving;
+using program::exposed_grad_reduction;
+using program::exposed_param_gather;
+using program::finish_result;
+using program::grad_reduce_bytes_per_param;
+using program::GroupLayout;
+using program::LayerCostModel;
+using program::MemoryInputs;
+using program::optimizer_step_seconds;
+using program::param_gather_bytes_per_param;
+using program::start_result;
+using program::UnitCost;
+
 
 struct StageCost {
   UnitCost unit;  ///< one micro-batch through every chunk of the stage
@@ -66,7 +84,7 @@ DpCost dp_and_optimizer(const Scenario& s, const GroupLayout& g, const compute::
   return out;
 }
 
-/// Combined 1F1B (estimate/ep_overlap.hpp): the all-to-all a paired pass hides, spread over the
+/// Combined 1F1B (program/ep_overlap.hpp): the all-to-all a paired pass hides, spread over the
 /// stage's micro-batches in the share of its passes that run paired.
 void hide_combined_all_to_alls(const Scenario& s, const LayerCostModel& lc, const StageLayers& stage, std::int64_t rank,
                                StageCost& sc) {

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "estimate/host_caveat.hpp"
+#include "program/host_caveat.hpp"
 #include "planner/search_space.hpp"
 #include "schedule/stage_plan.hpp"
 
@@ -17,9 +17,9 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string percent(double share) { return fmt::format("{:.0f} %", 100.0 * share); }
 
-std::optional<estimate::DroplessHostCaveat> host_caveat_of(const PlanRequest& request, const Candidate& c) {
+std::optional<program::DroplessHostCaveat> host_caveat_of(const PlanRequest& request, const Candidate& c) {
   const Scenario s = scenario_for(request, c);
-  return estimate::dropless_host_caveat(s, schedule::plan_stages(s));
+  return program::dropless_host_caveat(s, schedule::plan_stages(s));
 }
 
 /// docs/accuracy.md Round 5: an MoE run whose dispatcher reads the token counts back (dropless, or a
@@ -36,10 +36,10 @@ void explain_host_caveat(const Plan& plan, const std::vector<CandidateEstimate>&
       "Not in the ranking: eager Megatron MoE runs that read the token counts back (dropless, or a capacity "
       "factor without padding) pay host time per (MoE layer, micro-batch) pass, {:.2f} to {:.2f} ms in published runs (docs/accuracy.md, Round 5); the winner runs {} passes on "
       "stage {}, its stage with the most MoE layers, +{:.3g} to {:.3g} s",
-      1e3 * estimate::dropless_host_gap_low_s(), 1e3 * estimate::dropless_host_gap_high_s(), wc->passes, wc->stage,
+      1e3 * program::dropless_host_gap_low_s(), 1e3 * program::dropless_host_gap_high_s(), wc->passes, wc->stage,
       wc->low_s, wc->high_s);
   const CandidateEstimate* best = nullptr;
-  std::optional<estimate::DroplessHostCaveat> bc;
+  std::optional<program::DroplessHostCaveat> bc;
   for (const CandidateEstimate& e : feasible) {
     if (e.candidate.gpus != win.candidate.gpus) continue;  // step times compare only on the same GPUs
     // Host time only adds: a layout already slower than the winner plus its host time cannot rank first,

@@ -98,12 +98,12 @@ struct MoeSpec {
   /// Megatron --overlap-moe-expert-parallel-comm ("combined 1F1B", Megatron-Core
   /// docs/user-guide/features/moe_a2a_overlap.md): in the steady state a forward and a backward pass
   /// of different micro-batches run together, layer by layer, so that each one's dispatch and combine
-  /// hide behind the other's attention and expert compute (estimate/ep_overlap.hpp).
+  /// hide behind the other's attention and expert compute (program/ep_overlap.hpp).
   bool a2a_overlap = false;
   /// SMs the DeepEP / HybridEP dispatch and combine kernels occupy (Megatron moe_deepep_num_sms,
   /// moe_hybridep_num_sms); unset = Megatron-Core's defaults, 20 and 24 (transformer_config.py).
   /// Under a2a_overlap the overlapped compute runs on the other SMs (NCCL's all-to-all holds its
-  /// point-to-point channels' SMs instead: estimate/ep_overlap.hpp).
+  /// point-to-point channels' SMs instead: program/ep_overlap.hpp).
   std::optional<std::int64_t> dispatcher_sms;
   /// Seconds the GPU idles at each MoE layer forward (and each recomputed forward) while the host
   /// catches up: an eager run whose dispatcher reads the token counts back to size the expert

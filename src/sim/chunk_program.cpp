@@ -3,13 +3,13 @@
 #include <string_view>
 #include <utility>
 
-#include "estimate/ep_overlap.hpp"
+#include "program/ep_overlap.hpp"
 
 namespace moesim::sim {
 namespace {
 
 struct Unit {
-  const estimate::OpProgram* ops;
+  const program::OpProgram* ops;
   schedule::RankParams params;
   std::int32_t layer = -1;
 };
@@ -17,19 +17,19 @@ struct Unit {
 /// The expert kernels run on the copies routed to the rank; all-to-all dispatch and combine move
 /// them. The allgather dispatcher's all-gather and reduce-scatter move every token of the EP group
 /// whatever the routing, so their bytes do not follow the load (they still wait for every rank).
-bool follows_expert_load(const estimate::LayerOp& op, Dispatcher dispatcher) {
-  if (op.kind == estimate::OpKind::kCompute) return std::string_view(op.name).starts_with("expert_");
-  return op.group == estimate::CommGroup::kEp && dispatcher != Dispatcher::kAllgather;
+bool follows_expert_load(const program::LayerOp& op, Dispatcher dispatcher) {
+  if (op.kind == program::OpKind::kCompute) return std::string_view(op.name).starts_with("expert_");
+  return op.group == program::CommGroup::kEp && dispatcher != Dispatcher::kAllgather;
 }
 
-void append_ops(std::vector<estimate::LayerOp>& ops, std::vector<std::int32_t>& load_layer, std::vector<double>* hidden,
-                const estimate::OpProgram& unit, const std::vector<estimate::LayerOp>& unit_ops, std::int32_t layer,
+void append_ops(std::vector<program::LayerOp>& ops, std::vector<std::int32_t>& load_layer, std::vector<double>* hidden,
+                const program::OpProgram& unit, const std::vector<program::LayerOp>& unit_ops, std::int32_t layer,
                 Dispatcher dispatcher, double sm_share) {
-  const estimate::EpPairSaving saving = hidden ? estimate::ep_pair_saving(unit, sm_share) : estimate::EpPairSaving{};
-  for (const estimate::LayerOp& op : unit_ops) {
+  const program::EpPairSaving saving = hidden ? program::ep_pair_saving(unit, sm_share) : program::EpPairSaving{};
+  for (const program::LayerOp& op : unit_ops) {
     ops.push_back(op);
     load_layer.push_back(layer >= 0 && follows_expert_load(op, dispatcher) ? layer : -1);
-    if (hidden) hidden->push_back(estimate::ep_hidden_seconds(saving, op));
+    if (hidden) hidden->push_back(program::ep_hidden_seconds(saving, op));
   }
 }
 
@@ -54,12 +54,12 @@ ChunkProgram assemble(const std::vector<Unit>& units, Dispatcher dispatcher, boo
 
 }  // namespace
 
-std::vector<ChunkProgram> build_chunk_programs(const Scenario& s, const estimate::LayerCostModel& costs,
+std::vector<ChunkProgram> build_chunk_programs(const Scenario& s, const program::LayerCostModel& costs,
                                                const schedule::StageLayers& stage) {
-  auto layer_ops = [&](std::int64_t layer) -> const estimate::OpProgram& { return costs.layer(layer).ops; };
-  const estimate::OpProgram embedding = costs.embedding_ops();
-  const estimate::OpProgram head = costs.output_head_ops();
-  const estimate::OpProgram mtp_projection = costs.mtp_projection_ops();
+  auto layer_ops = [&](std::int64_t layer) -> const program::OpProgram& { return costs.layer(layer).ops; };
+  const program::OpProgram embedding = costs.embedding_ops();
+  const program::OpProgram head = costs.output_head_ops();
+  const program::OpProgram mtp_projection = costs.mtp_projection_ops();
 
   std::vector<ChunkProgram> out;
   const std::size_t chunks = stage.chunks.size();
@@ -84,7 +84,7 @@ std::vector<ChunkProgram> build_chunk_programs(const Scenario& s, const estimate
         units.push_back({&head, k == 0 ? schedule::output_head_rank_params(s) : schedule::RankParams{}});
       }
     }
-    out.push_back(assemble(units, s.moe.dispatcher, s.moe.a2a_overlap, estimate::dispatcher_sm_share(s)));
+    out.push_back(assemble(units, s.moe.dispatcher, s.moe.a2a_overlap, program::dispatcher_sm_share(s)));
   }
   return out;
 }

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "estimate/layer_cost.hpp"
+#include "program/layer_cost.hpp"
 #include "schedule/stage_params.hpp"
 #include "schedule/stage_plan.hpp"
 
@@ -18,14 +18,14 @@ struct GradientsReady {
 };
 
 struct ChunkProgram {
-  std::vector<estimate::LayerOp> forward;
-  std::vector<estimate::LayerOp> backward;
+  std::vector<program::LayerOp> forward;
+  std::vector<program::LayerOp> backward;
   /// For ops whose cost follows the rank's expert load — the expert block's kernels (named
   /// expert_*) and the all-to-all dispatch and combine — the routing layer whose loads they use (the transformer
   /// layer; MTP layers count on from num_layers); -1 for every other op.
   std::vector<std::int32_t> forward_load_layer, backward_load_layer;
   /// moe.a2a_overlap: seconds each op hides when its pass runs combined with another
-  /// (estimate/ep_overlap.hpp; non-zero only for the EP dispatch and combine). Empty without it.
+  /// (program/ep_overlap.hpp; non-zero only for the EP dispatch and combine). Empty without it.
   std::vector<double> forward_ep_hidden, backward_ep_hidden;
   /// Backward ops after which gradients become ready (a unit's last backward op), as flags.
   std::vector<bool> backward_marks;
@@ -35,7 +35,7 @@ struct ChunkProgram {
 
 /// Programs of every chunk of one pipeline rank (stage.chunks.size() entries). Units of one kind
 /// (dense/MoE layer with the same attention span) are costed once per call.
-[[nodiscard]] std::vector<ChunkProgram> build_chunk_programs(const Scenario& s, const estimate::LayerCostModel& costs,
+[[nodiscard]] std::vector<ChunkProgram> build_chunk_programs(const Scenario& s, const program::LayerCostModel& costs,
                                                              const schedule::StageLayers& stage);
 
 }  // namespace moesim::sim

@@ -8,7 +8,7 @@ void StepSimulation::flush_buckets(std::int64_t st, bool partial) {
   RankState& r = rank(st);
   const Op op = s_.optimizer.distributed ? Op::kReduceScatter : Op::kAllReduce;
   auto flush = [&](double& bucket, bool expert) {
-    const double size = estimate::ddp_bucket_params(dp_ranks(expert));
+    const double size = program::ddp_bucket_params(dp_ranks(expert));
     while (bucket >= size || (partial && bucket > 0)) {
       const double take = std::min(bucket, size);
       enqueue_dp(st, {op, expert, take, -1});
@@ -32,7 +32,7 @@ void StepSimulation::enqueue_gathers(std::int64_t st, std::int32_t chunk) {
   for (bool expert : {false, true}) {
     double left = expert ? p.expert : p.dense;
     if (dp_ranks(expert) <= 1) continue;
-    const double size = estimate::ddp_bucket_params(dp_ranks(expert));
+    const double size = program::ddp_bucket_params(dp_ranks(expert));
     while (left > 0) {
       const double take = std::min(left, size);
       if (chunk >= 0) {
@@ -59,7 +59,7 @@ void StepSimulation::start_next_dp(std::int64_t st) {
   r.dp_busy = true;
   const collective::GroupPlacement& g = job.expert ? costs_.groups().edp : costs_.groups().dp;
   const double per_param =
-      job.op == Op::kAllGather ? estimate::param_gather_bytes_per_param(s_) : estimate::grad_reduce_bytes_per_param(s_);
+      job.op == Op::kAllGather ? program::param_gather_bytes_per_param(s_) : program::grad_reduce_bytes_per_param(s_);
   const double bytes = job.params * per_param;
   const double t = costs_.collectives().time(job.op, Bytes(bytes), g).value();
   const double latency = costs_.collectives().latency(job.op, g).value();
@@ -118,7 +118,7 @@ void StepSimulation::after_drain(std::int64_t st) {
     return;
   }
   const double t =
-      estimate::optimizer_step_seconds(s_, costs_.kernels(), params_[static_cast<std::size_t>(r.stage)]);
+      program::optimizer_step_seconds(s_, costs_.kernels(), params_[static_cast<std::size_t>(r.stage)]);
   const SimTime start = queue_.now();
   queue_.schedule(start + engine::to_sim_time(Seconds(t)), kComputePriority, [this, st, start, t] {
     RankState& rr = rank(st);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "estimate/layer_cost.hpp"
+#include "program/layer_cost.hpp"
 
 namespace moesim::sim {
 
@@ -19,7 +19,7 @@ moe::ExpertLoadModel expert_load_model(const Scenario& s, std::int64_t ep_ranks_
 }
 
 moe::ExpertLoadModel expert_load_model(const Scenario& s) {
-  return expert_load_model(s, estimate::place_groups(s).ep.per_domain);
+  return expert_load_model(s, program::place_groups(s).ep.per_domain);
 }
 
 }  // namespace moesim::sim

@@ -9,7 +9,7 @@ namespace moesim::sim::detail {
 SimOutput StepSimulation::finish() {
   SimOutput out;
   Result& r = out.result;
-  r = estimate::start_result(s_, Fidelity::kSimulation);
+  r = program::start_result(s_, Fidelity::kSimulation);
   // The step ends with the last rank; the breakdown is read on the bottleneck rank, the busiest
   // one (kernels plus blocking communication): its idle time is the bubble the pipeline imposes,
   // whereas the last rank to finish is usually stage 0, idle while it waits for the bottleneck.
@@ -37,10 +37,10 @@ SimOutput StepSimulation::finish() {
   b.moe_imbalance = imbalance_draws_ > 0 ? imbalance_sum_ / static_cast<double>(imbalance_draws_) : 1.0;
   // The most loaded EP rank's routed copies set its activations (balanced: 1).
   const bool replaced = options_.redundant_experts_per_rank >= 0 && ep_sim_ > 1;
-  estimate::MemoryInputs memory;
+  program::MemoryInputs memory;
   memory.expert_load_factor = ep_sim_ > 1 ? imbalance_max_ : 1.0;
   memory.redundant_experts_per_rank = replaced ? static_cast<double>(options_.redundant_experts_per_rank) : 0.0;
-  estimate::finish_result(r, stages_, memory, &costs_);
+  program::finish_result(r, stages_, memory, &costs_);
   if (options_.redundant_experts_per_rank >= 0 && ep_sim_ > 1) {
     r.warnings.push_back(fmt::format(
         "experts re-placed EPLB-style with {} redundant slot(s) per EP rank from each layer's expected loads "

@@ -7,13 +7,13 @@
 
 namespace moesim::sim {
 namespace {
-Track track_of(estimate::OpKind k) {
+Track track_of(program::OpKind k) {
   switch (k) {
-    case estimate::OpKind::kCompute: return Track::kCompute;
-    case estimate::OpKind::kTpComm: return Track::kTp;
-    case estimate::OpKind::kCpComm: return Track::kCp;
-    case estimate::OpKind::kEpComm: return Track::kEp;
-    case estimate::OpKind::kHostIdle: return Track::kCompute;  // the stream that waits
+    case program::OpKind::kCompute: return Track::kCompute;
+    case program::OpKind::kTpComm: return Track::kTp;
+    case program::OpKind::kCpComm: return Track::kCp;
+    case program::OpKind::kEpComm: return Track::kEp;
+    case program::OpKind::kHostIdle: return Track::kCompute;  // the stream that waits
   }
   return Track::kCompute;
 }
@@ -30,12 +30,12 @@ TrackRecorder::TrackRecorder(Timeline& timeline, std::size_t ranks) : t_(timelin
   for (auto& p : t_.processes) p.tracks.assign(std::begin(kTracks), std::end(kTracks));
 }
 
-std::uint32_t TrackRecorder::name_id(const char* name, estimate::OpPhase phase) {
+std::uint32_t TrackRecorder::name_id(const char* name, program::OpPhase phase) {
   const auto key = std::make_pair(static_cast<const void*>(name), static_cast<int>(phase));
   auto it = names_.find(key);
   if (it != names_.end()) return it->second;
   std::string text = name;
-  if (phase != estimate::OpPhase::kForward) text += fmt::format(" ({})", estimate::to_string(phase));
+  if (phase != program::OpPhase::kForward) text += fmt::format(" ({})", program::to_string(phase));
   return names_.emplace(key, t_.intern(text)).first->second;
 }
 
@@ -44,14 +44,14 @@ std::int64_t TrackRecorder::push(TimelineEvent e) {
   return static_cast<std::int64_t>(t_.events.size() - 1);
 }
 
-std::int64_t TrackRecorder::layer_op(std::size_t rank, const estimate::LayerOp& op, engine::SimTime start,
+std::int64_t TrackRecorder::layer_op(std::size_t rank, const program::LayerOp& op, engine::SimTime start,
                                      engine::SimTime end, const schedule::PipelinePass& pass) {
   const Track track = track_of(op.kind);
   TimelineEvent e;
   e.process = static_cast<std::int32_t>(rank);
   e.track = static_cast<std::int32_t>(track);
   e.name = name_id(op.name, op.phase);
-  e.category = op.kind == estimate::OpKind::kHostIdle ? host_idle_category_ : category_[static_cast<int>(track)];
+  e.category = op.kind == program::OpKind::kHostIdle ? host_idle_category_ : category_[static_cast<int>(track)];
   e.start_ps = start;
   e.duration_ps = end - start;
   e.bytes = op.bytes;
@@ -68,7 +68,7 @@ std::int64_t TrackRecorder::transfer(std::size_t rank, Track track, const char* 
   TimelineEvent e;
   e.process = static_cast<std::int32_t>(rank);
   e.track = static_cast<std::int32_t>(track);
-  e.name = name_id(name, estimate::OpPhase::kForward);
+  e.name = name_id(name, program::OpPhase::kForward);
   e.category = category_[static_cast<int>(track)];
   e.start_ps = start;
   e.duration_ps = end - start;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/sim_time.hpp"
-#include "estimate/layer_cost.hpp"
+#include "program/layer_cost.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/timeline.hpp"
 #include "schedule/pipeline_schedule.hpp"
@@ -23,7 +23,7 @@ class TrackRecorder {
   TrackRecorder(Timeline& timeline, std::size_t ranks);
 
   /// A kernel or blocking collective of a layer; returns the event's index.
-  std::int64_t layer_op(std::size_t rank, const estimate::LayerOp& op, engine::SimTime start, engine::SimTime end,
+  std::int64_t layer_op(std::size_t rank, const program::LayerOp& op, engine::SimTime start, engine::SimTime end,
                         const schedule::PipelinePass& pass);
   /// A pipeline send or a data-parallel collective on its own stream.
   std::int64_t transfer(std::size_t rank, Track track, const char* name, engine::SimTime start, engine::SimTime end,
@@ -35,7 +35,7 @@ class TrackRecorder {
   void name_process(std::size_t i, std::int64_t global_rank, std::string name);
 
  private:
-  std::uint32_t name_id(const char* name, estimate::OpPhase phase);
+  std::uint32_t name_id(const char* name, program::OpPhase phase);
   std::int64_t push(TimelineEvent e);
 
   Timeline& t_;

@@ -40,7 +40,7 @@ StepSimulation::StepSimulation(const Scenario& s, const SimOptions& options)
       // Expert grid etp-ep-edp-pp: EP rank j of the stage's first expert-DP replica.
       r.global_rank = st * per_stage + j * p.etp;
       r.order = order;
-      if (s.moe.a2a_overlap) r.partner = estimate::combined_partners(order);
+      if (s.moe.a2a_overlap) r.partner = program::combined_partners(order);
       r.chunks = programs;
       r.arrival.assign(static_cast<std::size_t>(2 * vpp_ * m_), engine::kNever);
       r.send_start.assign(r.arrival.size(), engine::kNever);
@@ -216,13 +216,13 @@ double StepSimulation::op_seconds(const RankState& r, const PipelinePass& pass, 
 }
 
 namespace {
-compute::GemmPart gemm_part_of(estimate::OpPhase phase) {
+compute::GemmPart gemm_part_of(program::OpPhase phase) {
   switch (phase) {
-    case estimate::OpPhase::kDgrad: return compute::GemmPart::kDgrad;
-    case estimate::OpPhase::kWgrad: return compute::GemmPart::kWgrad;
-    case estimate::OpPhase::kForward:
-    case estimate::OpPhase::kBackward:
-    case estimate::OpPhase::kRecompute: break;
+    case program::OpPhase::kDgrad: return compute::GemmPart::kDgrad;
+    case program::OpPhase::kWgrad: return compute::GemmPart::kWgrad;
+    case program::OpPhase::kForward:
+    case program::OpPhase::kBackward:
+    case program::OpPhase::kRecompute: break;
   }
   return compute::GemmPart::kForward;
 }
@@ -368,7 +368,7 @@ void StepSimulation::record_trace(std::int64_t st, const LayerOp& op, SimTime st
 void StepSimulation::start_comm(std::int64_t st, const PipelinePass& pass, const LayerOp& op) {
   RankState& r = rank(st);
   const SimTime now = queue_.now();
-  if (op.group == estimate::CommGroup::kEp && ep_sim_ > 1) {
+  if (op.group == program::CommGroup::kEp && ep_sim_ > 1) {
     EpBarrier& b = barriers_[static_cast<std::size_t>(r.stage)][r.ep_collectives++];
     b.members.push_back({st, now});
     if (static_cast<std::int64_t>(b.members.size()) < ep_sim_) return;
@@ -385,7 +385,7 @@ void StepSimulation::start_comm(std::int64_t st, const PipelinePass& pass, const
     return;
   }
   const collective::GroupPlacement& g = group_of(op.group);
-  const double hidden = op.group == estimate::CommGroup::kEp ? ep_hidden_now(r) : 0.0;
+  const double hidden = op.group == program::CommGroup::kEp ? ep_hidden_now(r) : 0.0;
   ports_.transfer(st, PortNetwork::tier_of(g), Direction::kBoth, std::max(op.latency_s, op.seconds - hidden), op.latency_s, now,
                   [this, st, now](engine::FlowId, SimTime) { finish_blocking_op(st, now); });
   (void)pass;

@@ -18,10 +18,10 @@
 #include "core/error.hpp"
 #include "engine/event_queue.hpp"
 #include "engine/flow_network.hpp"
-#include "estimate/data_parallel.hpp"
-#include "estimate/ep_overlap.hpp"
-#include "estimate/layer_cost.hpp"
-#include "estimate/result_common.hpp"
+#include "program/data_parallel.hpp"
+#include "program/ep_overlap.hpp"
+#include "program/layer_cost.hpp"
+#include "program/result_common.hpp"
 #include "moe/dispatch_matrix.hpp"
 #include "moe/expert_loads.hpp"
 #include "moe/placement.hpp"
@@ -34,8 +34,8 @@ namespace moesim::sim::detail {
 
 using collective::Op;
 using engine::SimTime;
-using estimate::LayerOp;
-using estimate::OpKind;
+using program::LayerOp;
+using program::OpKind;
 using schedule::PipelinePass;
 
 // Compute events run before flow completions at the same instant, so a rank that finishes a
@@ -70,7 +70,7 @@ struct RankState {
   std::int64_t global_rank = 0;
   std::int64_t ep_collectives = 0;  ///< EP collectives started so far (their barrier sequence number)
   std::vector<PipelinePass> order;
-  /// moe.a2a_overlap: per pass of `order`, the pass it runs combined with or -1 (estimate/ep_overlap).
+  /// moe.a2a_overlap: per pass of `order`, the pass it runs combined with or -1 (program/ep_overlap).
   std::vector<std::int32_t> partner;
   std::vector<ChunkProgram> chunks;
   std::size_t pass = 0;     ///< index into order
@@ -210,14 +210,14 @@ class StepSimulation {
 
   void deliver(std::int64_t to, std::size_t k, std::int64_t trace_event);
 
-  const collective::GroupPlacement& group_of(estimate::CommGroup g) const {
+  const collective::GroupPlacement& group_of(program::CommGroup g) const {
     const auto& groups = costs_.groups();
     switch (g) {
-      case estimate::CommGroup::kCp: return groups.cp;
-      case estimate::CommGroup::kEp: return groups.ep;
-      case estimate::CommGroup::kEtp: return groups.etp;
-      case estimate::CommGroup::kTp:
-      case estimate::CommGroup::kNone: break;
+      case program::CommGroup::kCp: return groups.cp;
+      case program::CommGroup::kEp: return groups.ep;
+      case program::CommGroup::kEtp: return groups.etp;
+      case program::CommGroup::kTp:
+      case program::CommGroup::kNone: break;
     }
     return groups.tp;
   }
@@ -269,7 +269,7 @@ class StepSimulation {
 
   const Scenario& s_;
   SimOptions options_;
-  estimate::LayerCostModel costs_;
+  program::LayerCostModel costs_;
   std::vector<schedule::StageLayers> stages_;
   std::vector<schedule::RankParams> params_;
   moe::ExpertLoadModel loads_;

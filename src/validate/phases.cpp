@@ -13,7 +13,7 @@ std::string_view base_name(std::string_view name) {
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
-// The MLP / MoE block of estimate/layer_cost.cpp: its norm and residual, the dense MLP, and the
+// The MLP / MoE block of program/layer_cost.cpp: its norm and residual, the dense MLP, and the
 // router, permutation, experts (routed and shared) of an MoE layer.
 constexpr std::array<std::string_view, 8> kMlpNames{"pre_mlp_norm", "mlp_residual", "fc1",     "fc2",
                                                     "activation",   "permute",      "unpermute", "router"};

@@ -222,7 +222,7 @@ ValidationWorkload make_workload(const ProxyPlan& plan, std::int64_t steps, std:
   }
   w.gated = m.gated_linear_unit;
   w.moe = m.is_moe();
-  // The cost model prices a softmax top-k router (estimate/layer_cost: router_topk).
+  // The cost model prices a softmax top-k router (program/layer_cost: router_topk).
   w.router_scoring = "softmax";
   w.seed = s.seed;
   if (!w.moe) {

@@ -15,7 +15,7 @@
 #include "compute/kernel_cost.hpp"
 #include "config/hw_loader.hpp"
 #include "config/profile_loader.hpp"
-#include "estimate/profile_warnings.hpp"
+#include "program/profile_warnings.hpp"
 
 using namespace moesim;
 using compute::GemmPart;
@@ -270,7 +270,7 @@ TEST_CASE("attention: the profile warnings say which implementation was interpol
   (void)k.flash_attention_forward(s);
   const collective::CollectiveCostModel c(config::load_system_preset("hgx-h200", 8), profile);
   std::string text;
-  for (const std::string& w : estimate::profile_warnings(*profile, k, c)) text += w + "\n";
+  for (const std::string& w : program::profile_warnings(*profile, k, c)) text += w + "\n";
   INFO(text);
   CHECK(text.find("unfused attention forward interpolated (1 query)") != std::string::npos);
   CHECK(text.find("unfused attention backward fell back to roofline (1 query, no unfused backward rows of this "

@@ -10,7 +10,7 @@
 #include "../run_command.hpp"
 #include "../test_paths.hpp"
 #include "config/scenario_loader.hpp"
-#include "estimate/profile_warnings.hpp"
+#include "program/profile_warnings.hpp"
 #include "estimate/step_estimator.hpp"
 #include "report/result_json.hpp"
 #include "sim/step_simulator.hpp"
@@ -128,8 +128,8 @@ TEST_CASE("a skewed simulation re-costs the expert GEMMs over ragged loads from 
 }
 
 TEST_CASE("bytes in the warnings are powers of 1024") {
-  CHECK(estimate::format_bytes(1024) == "1 KiB");
-  CHECK(estimate::format_bytes(8.0 * 1024 * 1024 * 1024) == "8 GiB");
-  CHECK(estimate::format_bytes(1536) == "1.5 KiB");
-  CHECK(estimate::format_bytes(300) == "300 B");
+  CHECK(program::format_bytes(1024) == "1 KiB");
+  CHECK(program::format_bytes(8.0 * 1024 * 1024 * 1024) == "8 GiB");
+  CHECK(program::format_bytes(1536) == "1.5 KiB");
+  CHECK(program::format_bytes(300) == "300 B");
 }

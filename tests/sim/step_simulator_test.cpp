@@ -8,8 +8,8 @@
 #include "config/hw_loader.hpp"
 #include "config/model_loader.hpp"
 #include "core/error.hpp"
-#include "estimate/data_parallel.hpp"
-#include "estimate/layer_cost.hpp"
+#include "program/data_parallel.hpp"
+#include "program/layer_cost.hpp"
 #include "estimate/step_estimator.hpp"
 #include "report/result_json.hpp"
 #include "schedule/pipeline_schedule.hpp"
@@ -37,8 +37,8 @@ Scenario make(const std::string& model, const std::string& system, std::int64_t 
   return s;
 }
 
-double seconds(const std::vector<estimate::LayerOp>& ops) {
-  return std::accumulate(ops.begin(), ops.end(), 0.0, [](double a, const estimate::LayerOp& o) { return a + o.seconds; });
+double seconds(const std::vector<program::LayerOp>& ops) {
+  return std::accumulate(ops.begin(), ops.end(), 0.0, [](double a, const program::LayerOp& o) { return a + o.seconds; });
 }
 
 /// Relative comparison: doctest's Approx adds an absolute allowance of epsilon·1 by default, which
@@ -84,7 +84,7 @@ TEST_CASE("two-stage 1F1B pipeline: the step time and the bubble by hand") {
   // Stage 0 ends last: step = f0 + t + m·(f1 + b1 + t) + b0 + optimizer_0, where t is one
   // activation transfer (blocking batched send/recv in 1F1B).
   const Scenario s = make("llama-3-8b", "hgx-h100", 2, 1, 2, 1, 4);
-  const estimate::LayerCostModel costs(s);
+  const program::LayerCostModel costs(s);
   const auto stages = schedule::plan_stages(s);
   const auto p0 = sim::build_chunk_programs(s, costs, stages[0]);
   const auto p1 = sim::build_chunk_programs(s, costs, stages[1]);
@@ -94,7 +94,7 @@ TEST_CASE("two-stage 1F1B pipeline: the step time and the bubble by hand") {
   const double boundary = 4096.0 * static_cast<double>(s.model.hidden_size) * 2.0;
   const double t = collective::collective_time(s.system, collective::Op::kSendRecv, Bytes(boundary),
                                                costs.groups().pp).value();
-  const double opt0 = estimate::optimizer_step_seconds(s, costs.kernels(), schedule::rank_params(s, stages)[0]);
+  const double opt0 = program::optimizer_step_seconds(s, costs.kernels(), schedule::rank_params(s, stages)[0]);
   const double m = 4;
   const double expected = f0 + t + m * (f1 + b1 + t) + b0 + opt0;
 
@@ -103,7 +103,7 @@ TEST_CASE("two-stage 1F1B pipeline: the step time and the bubble by hand") {
   // The breakdown is read on the bottleneck, stage 1: it computes m·(f1 + b1), sends m gradients
   // and waits for the first activation (f0 of bubble, then its transfer t). Its bubble is the
   // classic (pp − 1)·(f + b) of the other stage, plus the difference of the optimizer steps.
-  const double opt1 = estimate::optimizer_step_seconds(s, costs.kernels(), schedule::rank_params(s, stages)[1]);
+  const double opt1 = program::optimizer_step_seconds(s, costs.kernels(), schedule::rank_params(s, stages)[1]);
   CHECK(r.breakdown.critical_stage == 1);
   CHECK(r.breakdown.compute == rel(m * (f1 + b1), 1e-8));  // each op is rounded up to a picosecond
   CHECK(r.breakdown.pp_comm == rel((m + 1) * t, 1e-6));

@@ -1,4 +1,4 @@
-#include "estimate/layer_cost.hpp"
+#include "program/layer_cost.hpp"
 
 #include "moe/dispatch_traffic.hpp"
 
@@ -10,7 +10,7 @@
 #include "compute/grouped_gemm.hpp"
 #include "schedule/layout.hpp"
 
-namespace moesim::estimate {
+namespace moesim::program {
 
 using collective::Op;
 
@@ -635,4 +635,4 @@ OpProgram LayerCostModel::mtp_projection_ops() const {
   return c.finish();
 }
 
-}  // namespace moesim::estimate
+}  // namespace moesim::program

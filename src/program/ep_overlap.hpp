@@ -14,10 +14,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "estimate/layer_cost.hpp"
+#include "program/layer_cost.hpp"
 #include "schedule/pipeline_schedule.hpp"
 
-namespace moesim::estimate {
+namespace moesim::program {
 
 /// Seconds each all-to-all of one MoE layer hides when its pass runs paired with another pass of the
 /// same layer kind. Zero for a layer without expert-parallel all-to-alls.
@@ -49,4 +49,4 @@ struct EpPairSaving {
 /// The number of combined pairs in the order.
 [[nodiscard]] std::int64_t combined_pairs(const std::vector<schedule::PipelinePass>& order);
 
-}  // namespace moesim::estimate
+}  // namespace moesim::program

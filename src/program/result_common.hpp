@@ -7,7 +7,7 @@
 #include "scenario/result.hpp"
 #include "schedule/stage_plan.hpp"
 
-namespace moesim::estimate {
+namespace moesim::program {
 
 class LayerCostModel;
 
@@ -27,10 +27,10 @@ struct MemoryInputs {
 };
 
 /// `costs`: the cost model the step was priced with; with a calibration profile its counters become the
-/// warnings that say which kernels and collectives the profile answered (estimate/profile_warnings) —
+/// warnings that say which kernels and collectives the profile answered (program/profile_warnings) —
 /// unless `memory.compute` is false (the planner's search, which reads only the step time): then one
 /// line names the profile.
 void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, const MemoryInputs& memory = {},
                    const LayerCostModel* costs = nullptr);
 
-}  // namespace moesim::estimate
+}  // namespace moesim::program

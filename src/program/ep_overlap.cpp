@@ -1,11 +1,11 @@
-#include "estimate/ep_overlap.hpp"
+#include "program/ep_overlap.hpp"
 
 #include <algorithm>
 #include <string_view>
 
 #include "collective/nccl_constants.hpp"
 
-namespace moesim::estimate {
+namespace moesim::program {
 namespace {
 
 bool is_ep(const LayerOp& op) { return op.kind == OpKind::kEpComm; }
@@ -93,4 +93,4 @@ std::int64_t combined_pairs(const std::vector<schedule::PipelinePass>& order) {
   return static_cast<std::int64_t>(std::count_if(partner.begin(), partner.end(), [](std::int32_t p) { return p >= 0; })) / 2;
 }
 
-}  // namespace moesim::estimate
+}  // namespace moesim::program

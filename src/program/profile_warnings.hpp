@@ -9,7 +9,7 @@
 #include "compute/kernel_cost.hpp"
 #include "hw/profile.hpp"
 
-namespace moesim::estimate {
+namespace moesim::program {
 
 /// One warning per kind that was queried ("profile NAME: gemm bf16 interpolated (412 queries, 3
 /// outside measured range m 256..16384, ...)"), after a line naming the profile and its source.
@@ -20,4 +20,4 @@ namespace moesim::estimate {
 /// "1 KiB", "8 MiB", "1.5 GiB", "300 B": powers of 1024, up to three significant digits.
 [[nodiscard]] std::string format_bytes(double bytes);
 
-}  // namespace moesim::estimate
+}  // namespace moesim::program

@@ -1,4 +1,4 @@
-#include "estimate/profile_warnings.hpp"
+#include "program/profile_warnings.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,7 +9,7 @@
 
 #include "core/format.hpp"
 
-namespace moesim::estimate {
+namespace moesim::program {
 namespace {
 
 using compute::QueryCounts;
@@ -186,4 +186,4 @@ std::vector<std::string> profile_warnings(const hw::Profile& profile, const comp
   return out;
 }
 
-}  // namespace moesim::estimate
+}  // namespace moesim::program

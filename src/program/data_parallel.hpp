@@ -6,7 +6,7 @@
 #include "scenario/scenario.hpp"
 #include "schedule/stage_params.hpp"
 
-namespace moesim::estimate {
+namespace moesim::program {
 
 /// Megatron DDP bucket: max(40 M, 1 M × dp) parameters (distributed_data_parallel_config.py,
 /// bucket_size default).
@@ -54,4 +54,4 @@ struct DpOverlapWindow {
 [[nodiscard]] double optimizer_step_seconds(const Scenario& s, const compute::KernelCostModel& kernels,
                                             const schedule::RankParams& params);
 
-}  // namespace moesim::estimate
+}  // namespace moesim::program

@@ -1,4 +1,4 @@
-// The tensor-parallel communication of Transformer Engine's linears (estimate/layer_cost.cpp,
+// The tensor-parallel communication of Transformer Engine's linears (program/layer_cost.cpp,
 // add_column_parallel_comm / add_row_parallel_comm): which collectives run, how many bytes they
 // move in each precision, and which of them hide under a gradient GEMM.
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 #include "collective/cost_model.hpp"
 #include "config/hw_loader.hpp"
 #include "config/model_loader.hpp"
-#include "estimate/layer_cost.hpp"
+#include "program/layer_cost.hpp"
 
 using namespace moesim;
 
@@ -29,7 +29,7 @@ Scenario tp_scenario(Precision precision, bool overlap, std::int64_t tp = 8) {
   return s;
 }
 
-const estimate::LayerOp& find(const std::vector<estimate::LayerOp>& ops, std::string_view name) {
+const program::LayerOp& find(const std::vector<program::LayerOp>& ops, std::string_view name) {
   for (const auto& op : ops) {
     if (name == op.name) return op;
   }
@@ -43,7 +43,7 @@ TEST_CASE("sequence-parallel all-gathers move the quantised tensor, reduce-scatt
   for (const Precision p : {Precision::kBf16, Precision::kFp8, Precision::kFp8Blockwise}) {
     CAPTURE(to_string(p));
     const Scenario s = tp_scenario(p, false);
-    const estimate::LayerCostModel model(s);
+    const program::LayerCostModel model(s);
     const auto ops = model.transformer_layer_ops(false, 8192);
     const auto& gather = find(ops.forward, "attn_all_gather");
     const auto& scatter = find(ops.forward, "attn_reduce_scatter");
@@ -62,7 +62,7 @@ TEST_CASE("sequence-parallel all-gathers move the quantised tensor, reduce-scatt
 
 TEST_CASE("without userbuffers only the column-parallel backward hides its collectives") {
   const Scenario s = tp_scenario(Precision::kBf16, false);
-  const estimate::LayerCostModel model(s);
+  const program::LayerCostModel model(s);
   const auto ops = model.transformer_layer_ops(false, 8192);
   const auto& tp = model.groups().tp;
   const auto& comms = model.collectives();
@@ -83,8 +83,8 @@ TEST_CASE("FP8 halves the exposed TP traffic of the all-gathers, not of the redu
   // LayerCostModel keeps a reference to its scenario: the scenarios outlive the models.
   const Scenario s_bf16 = tp_scenario(Precision::kBf16, false);
   const Scenario s_fp8 = tp_scenario(Precision::kFp8, false);
-  const estimate::LayerCostModel bf16(s_bf16);
-  const estimate::LayerCostModel fp8(s_fp8);
+  const program::LayerCostModel bf16(s_bf16);
+  const program::LayerCostModel fp8(s_fp8);
   const auto b = bf16.transformer_layer_ops(false, 8192);
   const auto f = fp8.transformer_layer_ops(false, 8192);
   CHECK(find(f.forward, "mlp_all_gather").seconds < 0.75 * find(b.forward, "mlp_all_gather").seconds);
@@ -95,8 +95,8 @@ TEST_CASE("FP8 halves the exposed TP traffic of the all-gathers, not of the redu
 TEST_CASE("userbuffers overlap hides the blocking collectives under their own GEMMs") {
   const Scenario s_plain = tp_scenario(Precision::kBf16, false);
   const Scenario s_ub = tp_scenario(Precision::kBf16, true);
-  const estimate::LayerCostModel plain(s_plain);
-  const estimate::LayerCostModel ub(s_ub);
+  const program::LayerCostModel plain(s_plain);
+  const program::LayerCostModel ub(s_ub);
   const auto p = plain.transformer_layer_ops(false, 8192).cost();
   const auto u = ub.transformer_layer_ops(false, 8192).cost();
   CHECK(u.forward.tp_comm < p.forward.tp_comm);

@@ -1,4 +1,4 @@
-#include "estimate/result_common.hpp"
+#include "program/result_common.hpp"
 
 #include <string>
 
@@ -6,13 +6,13 @@
 #include <fmt/ranges.h>
 
 #include "core/version.hpp"
-#include "estimate/host_caveat.hpp"
-#include "estimate/layer_cost.hpp"
-#include "estimate/profile_warnings.hpp"
+#include "program/host_caveat.hpp"
+#include "program/layer_cost.hpp"
+#include "program/profile_warnings.hpp"
 #include "memory/memory_result.hpp"
 #include "model/counts.hpp"
 
-namespace moesim::estimate {
+namespace moesim::program {
 
 Result start_result(const Scenario& s, Fidelity fidelity) {
   Result r;
@@ -87,4 +87,4 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, 
   }
 }
 
-}  // namespace moesim::estimate
+}  // namespace moesim::program

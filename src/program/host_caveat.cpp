@@ -1,8 +1,8 @@
-#include "estimate/host_caveat.hpp"
+#include "program/host_caveat.hpp"
 
 #include <fmt/format.h>
 
-namespace moesim::estimate {
+namespace moesim::program {
 namespace {
 
 // Eager Megatron runs of a dropless MoE pay a host cost per (MoE layer, micro-batch) that moesim does
@@ -54,4 +54,4 @@ std::string dropless_host_warning(const DroplessHostCaveat& c, double step_time_
       1e3 * kDroplessHostGapLowS, 1e3 * kDroplessHostGapHighS, c.stage, c.passes, step_time_s, c.low_s, c.high_s);
 }
 
-}  // namespace moesim::estimate
+}  // namespace moesim::program

@@ -13,7 +13,7 @@
 #include "core/named_enum.hpp"
 #include "scenario/scenario.hpp"
 
-namespace moesim::estimate {
+namespace moesim::program {
 
 /// Seconds of one pass (forward, backward or recompute) split by what the rank is doing.
 /// The *_comm fields are the exposed parts (not hidden under compute).
@@ -185,4 +185,4 @@ class LayerCostModel {
   mutable std::map<std::pair<bool, std::int64_t>, LayerKind> layer_kinds_;
 };
 
-}  // namespace moesim::estimate
+}  // namespace moesim::program

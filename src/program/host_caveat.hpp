@@ -11,7 +11,7 @@
 #include "scenario/scenario.hpp"
 #include "schedule/stage_plan.hpp"
 
-namespace moesim::estimate {
+namespace moesim::program {
 
 struct DroplessHostCaveat {
   std::int64_t stage = 0;   ///< the pipeline stage with the most MoE layers (the first of equals)
@@ -36,4 +36,4 @@ struct DroplessHostCaveat {
 /// The result warning that states it for a step of `step_time_s`.
 [[nodiscard]] std::string dropless_host_warning(const DroplessHostCaveat& c, double step_time_s);
 
-}  // namespace moesim::estimate
+}  // namespace moesim::program

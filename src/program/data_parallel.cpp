@@ -1,8 +1,8 @@
-#include "estimate/data_parallel.hpp"
+#include "program/data_parallel.hpp"
 
 #include <algorithm>
 
-namespace moesim::estimate {
+namespace moesim::program {
 namespace {
 // Bytes the Adam step touches per locally-owned parameter besides the gradient: read fp32 master,
 // m, v (12), write them (12) and the 16-bit model weight (2). The gradient is read twice (the step
@@ -68,4 +68,4 @@ double exposed_param_gather(const DpOverlapWindow& w) {
   return exposed;
 }
 
-}  // namespace moesim::estimate
+}  // namespace moesim::program
