@@ -8,16 +8,15 @@
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "hw/profile.hpp"
 
 namespace moesim::calibrate {
 namespace {
 
 using Json = nlohmann::json;
 
-// Upper bounds that keep every product of dimensions well inside 64 bits and every cuBLAS
-// dimension inside int: far above any real model's shapes, low enough to catch a typo.
-constexpr std::int64_t kMaxDim = 1 << 20;
-constexpr int kMaxExpertsPerRank = 1024;
+// What this binary measures (hw/profile.hpp says why these bounds, and moesim's request writer keeps to them).
+namespace lim = hw::calibration_limits;
 
 std::string show(const Json& v) { return v.dump(); }
 
@@ -75,9 +74,9 @@ GemmRequest gemm_entry(const Json& e, const std::string& path) {
   only_keys(e, path, {"precision", "m", "n", "k"});
   GemmRequest g;
   g.precision = one_of(require(e, path, "precision"), path + "/precision", {"bf16", "fp8", "mxfp8", "nvfp4"});
-  g.m = integer_in(require(e, path, "m"), path + "/m", 1, kMaxDim);
-  g.n = integer_in(require(e, path, "n"), path + "/n", 1, kMaxDim);
-  g.k = integer_in(require(e, path, "k"), path + "/k", 1, kMaxDim);
+  g.m = integer_in(require(e, path, "m"), path + "/m", 1, lim::kMaxDim);
+  g.n = integer_in(require(e, path, "n"), path + "/n", 1, lim::kMaxDim);
+  g.k = integer_in(require(e, path, "k"), path + "/k", 1, lim::kMaxDim);
   return g;
 }
 
@@ -87,17 +86,17 @@ GroupedGemmRequest grouped_entry(const Json& e, const std::string& path) {
   GroupedGemmRequest g;
   g.precision = one_of(require(e, path, "precision"), path + "/precision", {"bf16"});
   const Json& tokens = require(e, path, "tokens");
-  if (!tokens.is_array() || tokens.empty() || tokens.size() > static_cast<std::size_t>(kMaxExpertsPerRank)) {
-    throw InputError(path + "/tokens", show(tokens), "must be an array of 1 to " + std::to_string(kMaxExpertsPerRank) + " token counts, one per local expert");
+  if (!tokens.is_array() || tokens.empty() || tokens.size() > static_cast<std::size_t>(lim::kMaxExperts)) {
+    throw InputError(path + "/tokens", show(tokens), "must be an array of 1 to " + std::to_string(lim::kMaxExperts) + " token counts, one per local expert");
   }
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    g.tokens.push_back(static_cast<int>(integer_in(tokens[i], path + "/tokens/" + std::to_string(i), 0, kMaxDim)));
+    g.tokens.push_back(static_cast<int>(integer_in(tokens[i], path + "/tokens/" + std::to_string(i), 0, lim::kMaxDim)));
   }
   if (std::all_of(g.tokens.begin(), g.tokens.end(), [](int t) { return t == 0; })) {
     throw InputError(path + "/tokens", show(tokens), "at least one expert must have tokens");
   }
-  g.n = integer_in(require(e, path, "n"), path + "/n", 1, kMaxDim);
-  g.k = integer_in(require(e, path, "k"), path + "/k", 1, kMaxDim);
+  g.n = integer_in(require(e, path, "n"), path + "/n", 1, lim::kMaxDim);
+  g.k = integer_in(require(e, path, "k"), path + "/k", 1, lim::kMaxDim);
   return g;
 }
 
@@ -105,9 +104,9 @@ AttentionRequest attention_entry(const Json& e, const std::string& path) {
   object_at(e, path);
   only_keys(e, path, {"batch_heads", "seq", "head_dim", "causal"});
   AttentionRequest a;
-  a.batch_heads = static_cast<int>(integer_in(require(e, path, "batch_heads"), path + "/batch_heads", 1, 1 << 16));
-  a.seq = static_cast<int>(integer_in(require(e, path, "seq"), path + "/seq", 1, 1 << 17));
-  a.head_dim = static_cast<int>(integer_in(require(e, path, "head_dim"), path + "/head_dim", 1, 1024));
+  a.batch_heads = static_cast<int>(integer_in(require(e, path, "batch_heads"), path + "/batch_heads", 1, lim::kMaxAttentionBatchHeads));
+  a.seq = static_cast<int>(integer_in(require(e, path, "seq"), path + "/seq", 1, lim::kMaxAttentionSeq));
+  a.head_dim = static_cast<int>(integer_in(require(e, path, "head_dim"), path + "/head_dim", 1, lim::kMaxAttentionHeadDim));
   const Json& causal = require(e, path, "causal");
   if (!causal.is_boolean()) throw InputError(path + "/causal", show(causal), "must be true or false");
   a.causal = causal.get<bool>();
@@ -125,16 +124,16 @@ KernelRequest kernel_entry(const Json& e, const std::string& path) {
   only_keys(shape, sp, {"tokens", "hidden", "experts", "topk"});
   const bool router = k.kernel.rfind("router", 0) == 0;
   const bool permute = k.kernel == "permute" || k.kernel == "unpermute";
-  k.tokens = static_cast<int>(integer_in(require(shape, sp, "tokens"), sp + "/tokens", 1, kMaxDim));
+  k.tokens = static_cast<int>(integer_in(require(shape, sp, "tokens"), sp + "/tokens", 1, lim::kMaxDim));
   // Each kernel's own dimensions are required; the others may be present (the request writer
   // fills all four) and are range-checked but unused.
   const auto dim = [&](const char* key, bool needed, std::int64_t lo, std::int64_t hi) -> int {
     if (!needed && !shape.contains(key)) return 0;
     return static_cast<int>(integer_in(needed ? require(shape, sp, key) : shape.at(key), sp + "/" + key, needed ? lo : 0, hi));
   };
-  k.hidden = dim("hidden", !router, 1, kMaxDim);
-  k.experts = dim("experts", router || permute, 1, router ? 512 : kMaxExpertsPerRank * 64);
-  k.topk = dim("topk", router || permute, 1, 16);
+  k.hidden = dim("hidden", !router, 1, lim::kMaxDim);
+  k.experts = dim("experts", router || permute, 1, router ? lim::kMaxRouterExperts : lim::kMaxPermuteExperts);
+  k.topk = dim("topk", router || permute, 1, lim::kMaxRouterTopk);
   if ((permute || k.kernel == "cast_fp8") && k.hidden % 8 != 0) {
     throw InputError(sp + "/hidden", std::to_string(k.hidden), "must be a multiple of 8 (16-byte BF16 rows)");
   }

@@ -167,6 +167,22 @@ struct Profile {
   ProfileDerivedCache derived;  ///< not part of the data: compute/ and collective/ fill it
 };
 
+/// What the calibrate binary can measure, so what a calibration request may ask: calibrate/ refuses a
+/// request beyond them, estimate/calibration_request leaves a scenario's shapes beyond them out (and
+/// counts them) rather than failing the whole calibration; such shapes keep the roofline. Declared once
+/// here so the writer and the reader of a request cannot disagree. Far above any real model's shapes,
+/// they keep every product of dimensions well inside 64 bits and every cuBLAS dimension inside int.
+namespace calibration_limits {
+inline constexpr std::int64_t kMaxDim = std::int64_t{1} << 20;           ///< GEMM m, n, k; tokens; hidden
+inline constexpr std::int64_t kMaxExperts = 1024;                        ///< experts (token counts) per grouped GEMM
+inline constexpr std::int64_t kMaxPermuteExperts = kMaxExperts * 64;     ///< experts a permute/unpermute routes to
+inline constexpr std::int64_t kMaxAttentionBatchHeads = 65'536;          ///< batch × heads of one attention call
+inline constexpr std::int64_t kMaxAttentionSeq = 131'072;                ///< tokens per sequence
+inline constexpr std::int64_t kMaxAttentionHeadDim = 1024;
+inline constexpr std::int64_t kMaxRouterExperts = 512;                   ///< the router kernel's experts
+inline constexpr std::int64_t kMaxRouterTopk = 16;                       ///< and its top-k
+}  // namespace calibration_limits
+
 /// What `moesim calibrate` asks the calibrate binary to measure (`moesim.calibration-request/1`,
 /// docs/profile.md): the shapes a model or scenario runs, besides the binary's own generic grid.
 struct CalibrationRequest {
