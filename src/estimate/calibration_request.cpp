@@ -27,8 +27,8 @@ hw::CalibrationRequest calibration_request_of(const Scenario& s, std::int64_t& l
     return std::all_of(dims.begin(), dims.end(), [](std::int64_t d) { return d >= 1 && d <= lim::kMaxDim; });
   };
   for (const auto& g : log.gemm) {
-    // The calibrator's GEMM precisions; fp16 and blockwise FP8 are not among them.
-    if (g.precision == Precision::kFp16 || g.precision == Precision::kFp8Blockwise) continue;
+    // Only the calibrator's GEMM precisions (fp16 and blockwise FP8 are not among them).
+    if (std::find(lim::kGemmPrecisions.begin(), lim::kGemmPrecisions.end(), g.precision) == lim::kGemmPrecisions.end()) continue;
     if (!fits({g.m, g.n, g.k})) {
       ++left_out;
       continue;
@@ -47,7 +47,7 @@ hw::CalibrationRequest calibration_request_of(const Scenario& s, std::int64_t& l
     }
     grouped.insert({g.n, g.k, g.tokens});
   }
-  for (const auto& [n, k, tokens] : grouped) r.grouped_gemm.push_back({Precision::kBf16, tokens, n, k});
+  for (const auto& [n, k, tokens] : grouped) r.grouped_gemm.push_back({lim::kGroupedGemmPrecision, tokens, n, k});
   // The log keeps flash and unfused queries apart; the request asks for each shape once (the
   // calibrator times its one attention kernel at it).
   std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>> attention;

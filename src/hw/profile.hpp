@@ -19,6 +19,12 @@
 
 namespace moesim::hw {
 
+/// The two file schemas this header holds the data of: the profile (config/profile_loader reads it,
+/// report/profile_json writes it) and the calibration request (report/calibration_request_json writes
+/// it, config/calibration_request_loader reads it). calibrate/ uses the same readers and writers.
+inline constexpr const char* kProfileSchema = "moesim.profile/1";
+inline constexpr const char* kCalibrationRequestSchema = "moesim.calibration-request/1";
+
 enum class ProfileSource : std::uint8_t { kMeasured, kPublished };
 inline constexpr auto kProfileSourceNames = std::to_array<EnumName<ProfileSource>>(
     {{ProfileSource::kMeasured, "measured"}, {ProfileSource::kPublished, "published"}});
@@ -181,6 +187,11 @@ inline constexpr std::int64_t kMaxAttentionSeq = 131'072;                ///< to
 inline constexpr std::int64_t kMaxAttentionHeadDim = 1024;
 inline constexpr std::int64_t kMaxRouterExperts = 512;                   ///< the router kernel's experts
 inline constexpr std::int64_t kMaxRouterTopk = 16;                       ///< and its top-k
+/// The GEMM precisions it times (cuBLASLt; not fp16, not blockwise FP8), in the order it times them.
+inline constexpr std::array<Precision, 4> kGemmPrecisions{Precision::kBf16, Precision::kFp8, Precision::kMxfp8,
+                                                          Precision::kNvfp4};
+/// Grouped GEMMs it times in BF16 only: a low-precision scenario's expert shapes are requested in BF16.
+inline constexpr Precision kGroupedGemmPrecision = Precision::kBf16;
 }  // namespace calibration_limits
 
 /// What `moesim calibrate` asks the calibrate binary to measure (`moesim.calibration-request/1`,
