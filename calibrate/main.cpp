@@ -13,17 +13,17 @@
 #include "calibrate/cli_main.hpp"
 #include "calibrate/log.hpp"
 #include "calibrate/measure.hpp"
-#include "calibrate/profile.hpp"
 #include "calibrate/provenance.hpp"
-#include "calibrate/request.hpp"
 #include "calibrate/summary.hpp"
 #include "calibrate/sweep_plan.hpp"
+#include "config/calibration_request_loader.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "kernels/blas_context.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/stream.hpp"
+#include "report/profile_json.hpp"
 
 namespace {
 
@@ -67,8 +67,8 @@ int list_devices() {
 int run(const Options& opt, const std::string& command) {
   if (opt.list_devices) return list_devices();
   if (opt.out.empty()) return fail("--out is required (see --help)");
-  Request request;
-  if (!opt.request.empty()) request = load_request(opt.request);  // InputError -> exit 2 before any GPU work
+  moesim::hw::CalibrationRequest request;
+  if (!opt.request.empty()) request = moesim::config::load_calibration_request(opt.request);  // InputError -> exit 2 before any GPU work
   if (const auto missing = missing_out_folder(opt.out)) return fail(*missing);
   const std::filesystem::path out(opt.out);
 
@@ -80,11 +80,11 @@ int run(const Options& opt, const std::string& command) {
   Log log(opt.log);
   const SweepPlan plan = make_sweep_plan(request, opt.quick);
   MOESIM_CUDA_CHECK(cudaSetDevice(0));
-  Profile profile;
+  moesim::hw::Profile profile;
   profile.provenance = measured_provenance(visible, command);
   log.progress(fmt::format("moesim-calibrate: {} ({} SMs, {} / {} MHz), {} GPU{} visible, {} in use; driver {}, CUDA {}, cuBLAS {}, NCCL {}; {} run",
-                           profile.provenance.device_name, profile.provenance.sm_count, profile.provenance.sm_clock_mhz,
-                           profile.provenance.memory_clock_mhz, visible, visible == 1 ? "" : "s", gpus, profile.provenance.driver,
+                           profile.provenance.device_name, profile.provenance.sm_count.value_or(0), profile.provenance.sm_clock_mhz.value_or(0),
+                           profile.provenance.memory_clock_mhz.value_or(0), visible, visible == 1 ? "" : "s", gpus, profile.provenance.driver,
                            profile.provenance.cuda_runtime, profile.provenance.cublas, profile.provenance.nccl, opt.quick ? "quick" : "full"));
 
   std::vector<std::string> failures, unsupported;
@@ -102,7 +102,7 @@ int run(const Options& opt, const std::string& command) {
   }
   measure_collectives(plan, log, gpus, profile, failures);
 
-  moesim::write_file_atomically(out, profile_to_json(profile));
+  moesim::write_file_atomically(out, moesim::report::profile_to_json_text(profile));
   log.progress(fmt::format("wrote {}: {} gemm, {} grouped_gemm, {} kernels, {} attention, {} collectives rows", opt.out, profile.gemm.size(),
                            profile.grouped_gemm.size(), profile.kernels.size(), profile.attention.size(), profile.collectives.size()));
   log.progress("efficiency summary:");

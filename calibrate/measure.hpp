@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "calibrate/log.hpp"
-#include "calibrate/profile.hpp"
 #include "calibrate/sweep_plan.hpp"
+#include "hw/profile.hpp"
 #include "kernels/blas_context.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/reference/stats.hpp"
@@ -28,7 +28,7 @@ struct MeasureContext {
   std::vector<std::string> unsupported;  ///< precisions / implementations this device or library lacks
 };
 
-[[nodiscard]] Timing to_timing(const kernels::Summary& s);
+[[nodiscard]] hw::ProfileTiming to_timing(const kernels::Summary& s);
 /// The timing plan of a measurement (alternative: a non-first heuristic algorithm).
 [[nodiscard]] kernels::TimingPlan timing_plan(const Repeats& r, bool alternative = false);
 /// Runs `body`; an exception is logged and listed as a failure of `what`. False when it threw.
@@ -36,13 +36,13 @@ bool guarded(MeasureContext& ctx, const std::string& what, const std::function<v
 /// Notes once that `what` is not available here.
 void note_unsupported(MeasureContext& ctx, const std::string& what);
 
-void measure_copy(MeasureContext& ctx, Profile& profile);
-void measure_memory_kernels(MeasureContext& ctx, Profile& profile);  ///< router, permute, unpermute, cast
-void measure_gemm(MeasureContext& ctx, Profile& profile);
-void measure_grouped_gemm(MeasureContext& ctx, Profile& profile);
-void measure_attention(MeasureContext& ctx, Profile& profile);
+void measure_copy(MeasureContext& ctx, hw::Profile& profile);
+void measure_memory_kernels(MeasureContext& ctx, hw::Profile& profile);  ///< router, permute, unpermute, cast
+void measure_gemm(MeasureContext& ctx, hw::Profile& profile);
+void measure_grouped_gemm(MeasureContext& ctx, hw::Profile& profile);
+void measure_attention(MeasureContext& ctx, hw::Profile& profile);
 
 /// NCCL over `gpus` GPUs (all of them, and power-of-two subgroups; one rank on a single GPU).
-void measure_collectives(const SweepPlan& plan, Log& log, int gpus, Profile& profile, std::vector<std::string>& failures);
+void measure_collectives(const SweepPlan& plan, Log& log, int gpus, hw::Profile& profile, std::vector<std::string>& failures);
 
 }  // namespace moesim::calibrate

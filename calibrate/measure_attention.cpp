@@ -12,7 +12,7 @@
 
 namespace moesim::calibrate {
 
-void measure_attention(MeasureContext& ctx, Profile& profile) {
+void measure_attention(MeasureContext& ctx, hw::Profile& profile) {
   if (ctx.plan.attention.empty()) return;
   ctx.log.progress(fmt::format("attention: {} shapes, forward and backward (cublasGemmStridedBatchedEx + softmax)", ctx.plan.attention.size()));
   for (const AttentionTask& task : ctx.plan.attention) {
@@ -28,7 +28,7 @@ void measure_attention(MeasureContext& ctx, Profile& profile) {
         ctx.log.progress(fmt::format("  {}: measured with {} heads (the score matrices of {} do not fit)", what, shape.batch_heads, task.batch_heads));
       }
       // Two requested shapes can shrink to the same one; the profile loader refuses duplicate rows.
-      const bool measured = std::any_of(profile.attention.begin(), profile.attention.end(), [&](const AttentionRow& r) {
+      const bool measured = std::any_of(profile.attention.begin(), profile.attention.end(), [&](const hw::ProfileAttention& r) {
         return r.batch_heads == shape.batch_heads && r.seq == shape.seq && r.head_dim == shape.head_dim && r.causal == shape.causal;
       });
       if (measured) {
@@ -45,9 +45,9 @@ void measure_attention(MeasureContext& ctx, Profile& profile) {
                                  shape.batch_heads, shape.seq, shape.head_dim, shape.causal ? " causal" : "", f.median, f.spread(),
                                  gemm_flops / (f.median * 1e-6) / 1e12, b.median, b.spread()));
       // kernels/attention is the unfused core (batched GEMMs + softmax, no dropout): moesim corrects that path.
-      profile.attention.push_back(AttentionRow{"unfused", "forward", shape.batch_heads, shape.seq, shape.head_dim,
+      profile.attention.push_back(hw::ProfileAttention{hw::AttentionImplementation::kUnfused, hw::AttentionDirection::kForward, shape.batch_heads, shape.seq, shape.head_dim,
                                                shape.causal, to_timing(f)});
-      profile.attention.push_back(AttentionRow{"unfused", "backward", shape.batch_heads, shape.seq, shape.head_dim,
+      profile.attention.push_back(hw::ProfileAttention{hw::AttentionImplementation::kUnfused, hw::AttentionDirection::kBackward, shape.batch_heads, shape.seq, shape.head_dim,
                                                shape.causal, to_timing(b)});
     });
   }

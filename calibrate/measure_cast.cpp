@@ -18,7 +18,7 @@
 
 namespace moesim::calibrate {
 
-void measure_cast(MeasureContext& ctx, const KernelTask& task, Profile& profile) {
+void measure_cast(MeasureContext& ctx, const KernelTask& task, hw::Profile& profile) {
   const std::size_t n = static_cast<std::size_t>(task.tokens) * static_cast<std::size_t>(task.hidden);
   constexpr std::uint64_t kSeed = 0xca57;
   constexpr float kAmplitude = 3.0f;
@@ -75,7 +75,7 @@ void measure_cast(MeasureContext& ctx, const KernelTask& task, Profile& profile)
   ctx.log.detail(fmt::format("  cast_fp8 {}: delayed scaling {:.2f} us (spread {:.2f}), {:.1f} GB/s; current scaling (2 passes, not recorded) {:.2f} us, {:.1f} GB/s",
                              describe(task), s.median, s.spread(), gbps(static_cast<double>(bytes), s.median), two.median,
                              gbps(static_cast<double>(kernels::cast_fp8_current_bytes(n)), two.median)));
-  profile.kernels.push_back(KernelRow{"cast_fp8", bytes, {{"tokens", task.tokens}, {"hidden", task.hidden}}, to_timing(s)});
+  profile.kernels.push_back(hw::ProfileKernel{hw::MemoryKernel::kCastFp8, bytes, {{"tokens", task.tokens}, {"hidden", task.hidden}}, to_timing(s)});
 }
 
 }  // namespace moesim::calibrate

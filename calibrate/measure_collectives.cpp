@@ -21,19 +21,9 @@
 namespace moesim::calibrate {
 namespace {
 
-enum class Op { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
+// The profile's collectives, in its order (hw/profile.hpp names them).
+using Op = hw::ProfileCollectiveOp;
 constexpr Op kOps[] = {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kAllToAll, Op::kSendRecv};
-
-const char* op_name(Op op) {
-  switch (op) {
-    case Op::kAllReduce: return "all_reduce";
-    case Op::kAllGather: return "all_gather";
-    case Op::kReduceScatter: return "reduce_scatter";
-    case Op::kAllToAll: return "all_to_all";
-    case Op::kSendRecv: return "send_recv";
-  }
-  return "?";
-}
 
 // busbw = algbw x factor: the bytes each rank's busiest link carries per byte of "size".
 double bus_factor(Op op, int n) {
@@ -179,7 +169,7 @@ class Group {
         }
         if (static_cast<double>(got[i]) != want) {
           MOESIM_CUDA_CHECK(cudaSetDevice(0));
-          throw std::runtime_error(fmt::format("wrong result: {} over {} ranks: rank {} element {} is {}, expected {}", op_name(op), n_, r, i, got[i], want));
+          throw std::runtime_error(fmt::format("wrong result: {} over {} ranks: rank {} element {} is {}, expected {}", hw::to_string(op), n_, r, i, got[i], want));
         }
       }
     }
@@ -207,12 +197,12 @@ std::vector<int> group_sizes(int gpus) {
   return sizes;
 }
 
-void measure_group(const SweepPlan& plan, Log& log, int n, Profile& profile, std::vector<std::string>& failures) {
+void measure_group(const SweepPlan& plan, Log& log, int n, hw::Profile& profile, std::vector<std::string>& failures) {
   const std::size_t max_bytes = *std::max_element(plan.collective_bytes.begin(), plan.collective_bytes.end());
   Group group(n, max_bytes);
   const Repeats& rep = plan.repeats;
   for (const Op op : kOps) {
-    const std::string what = fmt::format("{} over {} ranks", op_name(op), n);
+    const std::string what = fmt::format("{} over {} ranks", hw::to_string(op), n);
     try {
       // Checked at 1 MiB (or the largest size, if smaller).
       if (const std::size_t c = chunk_floats(op, std::min(std::size_t{1} << 20, max_bytes), n); c > 0) group.check(op, c);
@@ -228,7 +218,7 @@ void measure_group(const SweepPlan& plan, Log& log, int n, Profile& profile, std
         const kernels::Summary s = kernels::summarize(samples);
         const std::size_t eff = effective_bytes(op, chunk, n);
         const double algbw = gbps(static_cast<double>(eff), s.median);
-        CollectiveRow row{op_name(op), n, n, static_cast<std::int64_t>(eff), to_timing(s), algbw, algbw * bus_factor(op, n)};
+        hw::ProfileCollective row{op, n, n, static_cast<std::int64_t>(eff), to_timing(s), algbw, algbw * bus_factor(op, n)};
         log.detail(fmt::format("  {} {:>11} B: {:10.2f} us (spread {:.2f}), algbw {:7.2f} GB/s, busbw {:7.2f} GB/s", what, eff, s.median, s.spread(),
                                row.algbw_gbps, row.busbw_gbps));
         profile.collectives.push_back(row);
@@ -242,7 +232,7 @@ void measure_group(const SweepPlan& plan, Log& log, int n, Profile& profile, std
 
 }  // namespace
 
-void measure_collectives(const SweepPlan& plan, Log& log, int gpus, Profile& profile, std::vector<std::string>& failures) {
+void measure_collectives(const SweepPlan& plan, Log& log, int gpus, hw::Profile& profile, std::vector<std::string>& failures) {
   if (plan.collective_bytes.empty()) return;
   for (const int n : group_sizes(gpus)) {
     log.progress(fmt::format("nccl: {} rank{} (GPUs 0..{}), {} sizes x 5 collectives", n, n == 1 ? "" : "s", n - 1, plan.collective_bytes.size()));

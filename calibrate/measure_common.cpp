@@ -7,7 +7,7 @@
 
 namespace moesim::calibrate {
 
-Timing to_timing(const kernels::Summary& s) { return Timing{s.median, s.spread(), s.repeats}; }
+hw::ProfileTiming to_timing(const kernels::Summary& s) { return hw::ProfileTiming{s.median, s.spread(), s.repeats}; }
 
 kernels::TimingPlan timing_plan(const Repeats& r, bool alternative) {
   kernels::TimingPlan p;

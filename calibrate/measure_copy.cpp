@@ -13,7 +13,7 @@
 
 namespace moesim::calibrate {
 
-void measure_copy(MeasureContext& ctx, Profile& profile) {
+void measure_copy(MeasureContext& ctx, hw::Profile& profile) {
   if (ctx.plan.copy_bytes.empty()) return;
   ctx.log.progress(fmt::format("copy: {} sizes", ctx.plan.copy_bytes.size()));
   const std::size_t largest = *std::max_element(ctx.plan.copy_bytes.begin(), ctx.plan.copy_bytes.end());
@@ -26,7 +26,7 @@ void measure_copy(MeasureContext& ctx, Profile& profile) {
         kernels::check_copy(bytes, 0, ctx.stream);
         const kernels::Summary s = kernels::time_launches(ctx.stream, [&] { kernels::copy_device(src.data(), dst.data(), bytes, ctx.stream); },
                                                           timing_plan(ctx.plan.repeats));
-        KernelRow row{"copy", static_cast<std::int64_t>(2 * bytes), {{"bytes", static_cast<std::int64_t>(bytes)}}, to_timing(s)};
+        hw::ProfileKernel row{hw::MemoryKernel::kCopy, static_cast<std::int64_t>(2 * bytes), {{"bytes", static_cast<std::int64_t>(bytes)}}, to_timing(s)};
         ctx.log.detail(fmt::format("  copy {:>11} B: {:9.2f} us (spread {:.2f}), {:7.1f} GB/s read+written", bytes, s.median, s.spread(),
                                    gbps(static_cast<double>(row.bytes), s.median)));
         profile.kernels.push_back(std::move(row));

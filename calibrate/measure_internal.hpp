@@ -6,9 +6,9 @@
 
 namespace moesim::calibrate {
 
-void measure_router(MeasureContext& ctx, const KernelTask& task, Profile& profile);
-void measure_permute(MeasureContext& ctx, const KernelTask& task, Profile& profile);  ///< permute or unpermute
-void measure_cast(MeasureContext& ctx, const KernelTask& task, Profile& profile);
+void measure_router(MeasureContext& ctx, const KernelTask& task, hw::Profile& profile);
+void measure_permute(MeasureContext& ctx, const KernelTask& task, hw::Profile& profile);  ///< permute or unpermute
+void measure_cast(MeasureContext& ctx, const KernelTask& task, hw::Profile& profile);
 
 /// "16384 tokens x 7168 hidden, 256 experts top-8" for logs.
 [[nodiscard]] std::string describe(const KernelTask& task);

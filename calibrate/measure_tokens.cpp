@@ -61,8 +61,8 @@ std::string describe(const KernelTask& t) {
   return s;
 }
 
-void measure_router(MeasureContext& ctx, const KernelTask& task, Profile& profile) {
-  const bool sigmoid = task.kernel == "router_sigmoid_topk";
+void measure_router(MeasureContext& ctx, const KernelTask& task, hw::Profile& profile) {
+  const bool sigmoid = task.kernel == hw::MemoryKernel::kRouterSigmoidTopk;
   const auto scoring = sigmoid ? kernels::RouterScoring::kSigmoid : kernels::RouterScoring::kSoftmax;
   const kernels::RouterShape shape{task.tokens, task.experts, task.topk};
   const std::size_t logits_n = static_cast<std::size_t>(task.tokens) * static_cast<std::size_t>(task.experts);
@@ -101,13 +101,13 @@ void measure_router(MeasureContext& ctx, const KernelTask& task, Profile& profil
   const kernels::Summary s = kernels::time_launches(ctx.stream, [&] { kernels::router_topk(logits.data(), shape, scoring, idx.data(), prob.data(), ctx.stream); },
                                                     timing_plan(ctx.plan.repeats));
   const auto bytes = static_cast<std::int64_t>(kernels::router_bytes(shape));
-  ctx.log.detail(fmt::format("  {} {}: {:.2f} us (spread {:.2f}), {:.1f} GB/s", task.kernel, describe(task), s.median, s.spread(),
+  ctx.log.detail(fmt::format("  {} {}: {:.2f} us (spread {:.2f}), {:.1f} GB/s", hw::to_string(task.kernel), describe(task), s.median, s.spread(),
                              gbps(static_cast<double>(bytes), s.median)));
-  profile.kernels.push_back(KernelRow{task.kernel, bytes, {{"tokens", task.tokens}, {"experts", task.experts}, {"topk", task.topk}}, to_timing(s)});
+  profile.kernels.push_back(hw::ProfileKernel{task.kernel, bytes, {{"tokens", task.tokens}, {"experts", task.experts}, {"topk", task.topk}}, to_timing(s)});
 }
 
-void measure_permute(MeasureContext& ctx, const KernelTask& task, Profile& profile) {
-  const bool forward = task.kernel == "permute";
+void measure_permute(MeasureContext& ctx, const KernelTask& task, hw::Profile& profile) {
+  const bool forward = task.kernel == hw::MemoryKernel::kPermute;
   const int tokens = task.tokens, hidden = task.hidden, k = task.topk;
   const kernels::RoutingMap map = kernels::build_routing_map(random_routing(tokens, task.experts, k, 0x9e00 + static_cast<std::uint64_t>(k)), tokens, k, task.experts);
   const auto rows = static_cast<int>(map.permuted_token.size());
@@ -169,19 +169,19 @@ void measure_permute(MeasureContext& ctx, const KernelTask& task, Profile& profi
 
   const kernels::Summary s = kernels::time_launches(ctx.stream, run, timing_plan(ctx.plan.repeats));
   const auto bytes = static_cast<std::int64_t>(forward ? kernels::permute_bytes(tokens, k, hidden) : kernels::unpermute_bytes(tokens, k, hidden));
-  ctx.log.detail(fmt::format("  {} {}: {:.2f} us (spread {:.2f}), {:.1f} GB/s", task.kernel, describe(task), s.median, s.spread(),
+  ctx.log.detail(fmt::format("  {} {}: {:.2f} us (spread {:.2f}), {:.1f} GB/s", hw::to_string(task.kernel), describe(task), s.median, s.spread(),
                              gbps(static_cast<double>(bytes), s.median)));
-  profile.kernels.push_back(KernelRow{task.kernel, bytes, {{"tokens", tokens}, {"hidden", hidden}, {"experts", task.experts}, {"topk", k}}, to_timing(s)});
+  profile.kernels.push_back(hw::ProfileKernel{task.kernel, bytes, {{"tokens", tokens}, {"hidden", hidden}, {"experts", task.experts}, {"topk", k}}, to_timing(s)});
 }
 
-void measure_memory_kernels(MeasureContext& ctx, Profile& profile) {
+void measure_memory_kernels(MeasureContext& ctx, hw::Profile& profile) {
   if (ctx.plan.kernels.empty()) return;
   ctx.log.progress(fmt::format("memory-bound kernels: {} shapes (router, permute, unpermute, cast_fp8)", ctx.plan.kernels.size()));
   for (const KernelTask& task : ctx.plan.kernels) {
-    guarded(ctx, fmt::format("{} {}", task.kernel, describe(task)), [&] {
-      if (task.kernel == "permute" || task.kernel == "unpermute") {
+    guarded(ctx, fmt::format("{} {}", hw::to_string(task.kernel), describe(task)), [&] {
+      if (task.kernel == hw::MemoryKernel::kPermute || task.kernel == hw::MemoryKernel::kUnpermute) {
         measure_permute(ctx, task, profile);
-      } else if (task.kernel == "cast_fp8") {
+      } else if (task.kernel == hw::MemoryKernel::kCastFp8) {
         measure_cast(ctx, task, profile);
       } else {
         measure_router(ctx, task, profile);

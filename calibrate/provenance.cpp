@@ -20,9 +20,9 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
-Provenance measured_provenance(int gpus_visible, const std::string& command) {
+hw::ProfileProvenance measured_provenance(int gpus_visible, const std::string& command) {
   const kernels::DeviceInfo d = kernels::query_device(0);
-  Provenance p;
+  hw::ProfileProvenance p;
   p.gpu = gpu_preset_for(d.name);
   p.device_name = d.name;
   p.sm_count = d.sm_count;

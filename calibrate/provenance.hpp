@@ -3,12 +3,12 @@
 // versions, when, where and by which command.
 #include <string>
 
-#include "calibrate/profile.hpp"
+#include "hw/profile.hpp"
 
 namespace moesim::calibrate {
 
 /// Reads device 0 and the loaded libraries; `command` is the command line as typed.
-[[nodiscard]] Provenance measured_provenance(int gpus_visible, const std::string& command);
+[[nodiscard]] hw::ProfileProvenance measured_provenance(int gpus_visible, const std::string& command);
 
 /// The current time in UTC, ISO-8601 ("2026-12-04T10:11:12Z").
 [[nodiscard]] std::string utc_now_iso8601();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -10,7 +11,7 @@ namespace {
 
 double gbps(double bytes, double us) { return us > 0 ? bytes / (us * 1e-6) / 1e9 : 0; }
 
-std::string shape_text(const KernelRow& r) {
+std::string shape_text(const hw::ProfileKernel& r) {
   std::string s;
   for (const auto& [k, v] : r.shape) s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, v);
   return s;
@@ -26,16 +27,16 @@ bool Efficiency::meets_targets() const {
          ok(gemm_bf16_min_pct, kGemmTargetPct);
 }
 
-Efficiency efficiency_summary(const Profile& profile) {
+Efficiency efficiency_summary(const hw::Profile& profile) {
   Efficiency e;
   // The largest row of each memory-bound kernel.
-  std::map<std::string, const KernelRow*> largest;
-  for (const KernelRow& r : profile.kernels) {
-    const KernelRow*& slot = largest[r.kernel];
+  std::map<std::string_view, const hw::ProfileKernel*> largest;
+  for (const hw::ProfileKernel& r : profile.kernels) {
+    const hw::ProfileKernel*& slot = largest[hw::to_string(r.kernel)];
     if (slot == nullptr || r.bytes > slot->bytes) slot = &r;
   }
   if (const auto it = largest.find("copy"); it != largest.end()) {
-    e.copy_gbps = gbps(static_cast<double>(it->second->bytes), it->second->timing.median_us);
+    e.copy_gbps = gbps(static_cast<double>(it->second->bytes), it->second->time.median_us);
     e.lines.push_back(fmt::format("copy ({}): {:.0f} GB/s read+written: the reference below", shape_text(*it->second), e.copy_gbps));
   } else {
     e.lines.emplace_back("copy: not measured, no ratios");
@@ -43,7 +44,7 @@ Efficiency efficiency_summary(const Profile& profile) {
   const auto ratio = [&](const char* kernel, double target, std::optional<double>& out) {
     const auto it = largest.find(kernel);
     if (it == largest.end() || e.copy_gbps <= 0) return;
-    const double bw = gbps(static_cast<double>(it->second->bytes), it->second->timing.median_us);
+    const double bw = gbps(static_cast<double>(it->second->bytes), it->second->time.median_us);
     const double pct = 100 * bw / e.copy_gbps;
     out = out ? std::min(*out, pct) : pct;
     e.lines.push_back(target > 0 ? fmt::format("{} ({}): {:.0f} GB/s = {:.1f}% of copy (target >= {:.0f}%: {})", kernel, shape_text(*it->second), bw, pct,
@@ -59,10 +60,10 @@ Efficiency efficiency_summary(const Profile& profile) {
 
   for (const char* precision : {"bf16", "fp8", "mxfp8", "nvfp4"}) {
     std::vector<double> pcts;
-    const GemmRow* worst = nullptr;
-    for (const GemmRow& r : profile.gemm) {
-      if (r.precision != precision || r.timing.median_us <= 0) continue;
-      const double pct = 100 * r.best_algorithm_us / r.timing.median_us;
+    const hw::ProfileGemm* worst = nullptr;
+    for (const hw::ProfileGemm& r : profile.gemm) {
+      if (hw::profile_precision_name(r.precision) != precision || r.time.median_us <= 0) continue;
+      const double pct = 100 * r.best_algorithm_us / r.time.median_us;
       if (worst == nullptr || pct < pcts.front()) worst = &r;
       pcts.push_back(pct);
       std::sort(pcts.begin(), pcts.end());
@@ -77,11 +78,12 @@ Efficiency efficiency_summary(const Profile& profile) {
 
   // Grouped GEMM: how much the per-expert loop loses to (or gains on) the grouped-batched call.
   std::vector<double> loop_over_batched;
-  for (const GroupedGemmRow& a : profile.grouped_gemm) {
-    if (a.implementation != "loop") continue;
-    for (const GroupedGemmRow& b : profile.grouped_gemm) {
-      if (b.implementation == "grouped_batched" && b.tokens == a.tokens && b.n == a.n && b.k == a.k && b.timing.median_us > 0) {
-        loop_over_batched.push_back(a.timing.median_us / b.timing.median_us);
+  for (const hw::ProfileGroupedGemm& a : profile.grouped_gemm) {
+    if (a.implementation != hw::GroupedImplementation::kLoop) continue;
+    for (const hw::ProfileGroupedGemm& b : profile.grouped_gemm) {
+      if (b.implementation == hw::GroupedImplementation::kGroupedBatched && b.tokens == a.tokens && b.n == a.n && b.k == a.k &&
+          b.time.median_us > 0) {
+        loop_over_batched.push_back(a.time.median_us / b.time.median_us);
       }
     }
   }
@@ -89,15 +91,16 @@ Efficiency efficiency_summary(const Profile& profile) {
     const auto [lo, hi] = std::minmax_element(loop_over_batched.begin(), loop_over_batched.end());
     e.lines.push_back(fmt::format("grouped gemm: loop time / grouped_batched time from {:.2f} to {:.2f} over {} expert loads", *lo, *hi, loop_over_batched.size()));
   }
-  for (const AttentionRow& a : profile.attention) {
-    if (a.direction != "forward") continue;
-    const double flops = 4.0 * a.batch_heads * static_cast<double>(a.seq) * a.seq * a.head_dim;
-    e.lines.push_back(fmt::format("{} attention forward {}x{}x{}{}: {:.0f} us, {:.0f} TFLOP/s on the dense GEMMs", a.implementation,
-                                  a.batch_heads, a.seq, a.head_dim, a.causal ? " causal" : "", a.timing.median_us, flops / (a.timing.median_us * 1e-6) / 1e12));
+  for (const hw::ProfileAttention& a : profile.attention) {
+    if (a.direction != hw::AttentionDirection::kForward) continue;
+    const double flops = 4.0 * static_cast<double>(a.batch_heads) * static_cast<double>(a.seq) * static_cast<double>(a.seq) * static_cast<double>(a.head_dim);
+    e.lines.push_back(fmt::format("{} attention forward {}x{}x{}{}: {:.0f} us, {:.0f} TFLOP/s on the dense GEMMs", hw::to_string(a.implementation),
+                                  a.batch_heads, a.seq, a.head_dim, a.causal ? " causal" : "", a.time.median_us, flops / (a.time.median_us * 1e-6) / 1e12));
   }
-  std::map<std::string, const CollectiveRow*> top;
-  for (const CollectiveRow& c : profile.collectives) {
-    const CollectiveRow*& slot = top[c.op];
+  // By name, so the lines come in the order they always have (alphabetical).
+  std::map<std::string_view, const hw::ProfileCollective*> top;
+  for (const hw::ProfileCollective& c : profile.collectives) {
+    const hw::ProfileCollective*& slot = top[hw::to_string(c.op)];
     if (slot == nullptr || c.ranks > slot->ranks || (c.ranks == slot->ranks && c.bytes > slot->bytes)) slot = &c;
   }
   for (const auto& [op, c] : top) {

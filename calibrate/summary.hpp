@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/profile.hpp"
+#include "hw/profile.hpp"
 
 namespace moesim::calibrate {
 
@@ -24,6 +24,6 @@ struct Efficiency {
   [[nodiscard]] bool meets_targets() const;
 };
 
-[[nodiscard]] Efficiency efficiency_summary(const Profile& profile);
+[[nodiscard]] Efficiency efficiency_summary(const hw::Profile& profile);
 
 }  // namespace moesim::calibrate

@@ -41,7 +41,7 @@ std::vector<int> expert_loads(int experts, int total, bool skewed) {
   return loads;
 }
 
-SweepPlan make_sweep_plan(const Request& request, bool quick) {
+SweepPlan make_sweep_plan(const hw::CalibrationRequest& request, bool quick) {
   SweepPlan plan;
   plan.quick = quick;
   if (quick) plan.repeats = Repeats{2, 10, 5, 5, 20000};
@@ -55,13 +55,13 @@ SweepPlan make_sweep_plan(const Request& request, bool quick) {
   const std::vector<std::pair<std::int64_t, std::int64_t>> projections =
       quick ? std::vector<std::pair<std::int64_t, std::int64_t>>{{6144, 4096}, {28672, 4096}, {7168, 2048}}
             : std::vector<std::pair<std::int64_t, std::int64_t>>{{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}, {4096, 7168}, {7168, 2048}};
-  for (const char* precision : {"bf16", "fp8", "mxfp8", "nvfp4"}) {
+  for (const Precision precision : hw::calibration_limits::kGemmPrecisions) {
     for (const std::int64_t s : squares) add_unique(plan.gemm, GemmTask{precision, s, s, s}, gemm_key);
     for (const std::int64_t m : token_counts) {
       for (const auto& [n, k] : projections) add_unique(plan.gemm, GemmTask{precision, m, n, k}, gemm_key);
     }
   }
-  for (const GemmRequest& g : request.gemm) add_unique(plan.gemm, GemmTask{g.precision, g.m, g.n, g.k}, gemm_key);
+  for (const auto& g : request.gemm) add_unique(plan.gemm, GemmTask{g.precision, g.m, g.n, g.k}, gemm_key);
 
   // Grouped GEMM: 16384 routed rows (8192 tokens x top-8 over 4 EP ranks, say) over 8/32/64 local
   // experts, balanced and Zipf-skewed, DeepSeek-V3's expert FC1 (4096 x 7168) and FC2 (7168 x 2048).
@@ -76,7 +76,12 @@ SweepPlan make_sweep_plan(const Request& request, bool quick) {
       }
     }
   }
-  for (const GroupedGemmRequest& g : request.grouped_gemm) add_unique(plan.grouped, GroupedTask{g.tokens, g.n, g.k, "requested"}, grouped_key);
+  for (const auto& g : request.grouped_gemm) {
+    // Token counts fit int: the loader bounds them by hw::calibration_limits::kMaxDim.
+    std::vector<int> tokens;
+    for (const std::int64_t t : g.tokens) tokens.push_back(static_cast<int>(t));
+    add_unique(plan.grouped, GroupedTask{tokens, g.n, g.k, "requested"}, grouped_key);
+  }
 
   // Memory-bound kernels.
   const auto kernel_key = [](const KernelTask& t) { return std::tie(t.kernel, t.tokens, t.hidden, t.experts, t.topk); };
@@ -84,25 +89,28 @@ SweepPlan make_sweep_plan(const Request& request, bool quick) {
   for (const int t : tokens) {
     for (const int experts : {64, 128, 256}) {
       for (const int topk : {2, 8}) {
-        add_unique(plan.kernels, KernelTask{"router_softmax_topk", t, 0, experts, topk}, kernel_key);
-        add_unique(plan.kernels, KernelTask{"router_sigmoid_topk", t, 0, experts, topk}, kernel_key);
+        add_unique(plan.kernels, KernelTask{hw::MemoryKernel::kRouterSoftmaxTopk, t, 0, experts, topk}, kernel_key);
+        add_unique(plan.kernels, KernelTask{hw::MemoryKernel::kRouterSigmoidTopk, t, 0, experts, topk}, kernel_key);
       }
     }
     for (const int hidden : {4096, 7168}) {
       for (const int topk : {2, 8}) {
         const int experts = topk == 2 ? 64 : 256;
-        add_unique(plan.kernels, KernelTask{"permute", t, hidden, experts, topk}, kernel_key);
-        add_unique(plan.kernels, KernelTask{"unpermute", t, hidden, experts, topk}, kernel_key);
+        add_unique(plan.kernels, KernelTask{hw::MemoryKernel::kPermute, t, hidden, experts, topk}, kernel_key);
+        add_unique(plan.kernels, KernelTask{hw::MemoryKernel::kUnpermute, t, hidden, experts, topk}, kernel_key);
       }
     }
   }
   for (const auto& [t, h] : quick ? std::vector<std::pair<int, int>>{{4096, 4096}, {16384, 7168}}
                                   : std::vector<std::pair<int, int>>{{4096, 4096}, {16384, 4096}, {16384, 7168}}) {
-    add_unique(plan.kernels, KernelTask{"cast_fp8", t, h, 0, 0}, kernel_key);
+    add_unique(plan.kernels, KernelTask{hw::MemoryKernel::kCastFp8, t, h, 0, 0}, kernel_key);
   }
-  for (const KernelRequest& k : request.kernels) {
-    const bool router = k.kernel.rfind("router", 0) == 0;
-    add_unique(plan.kernels, KernelTask{k.kernel, k.tokens, router ? 0 : k.hidden, k.kernel == "cast_fp8" ? 0 : k.experts, k.kernel == "cast_fp8" ? 0 : k.topk},
+  for (const auto& k : request.kernels) {
+    const bool router = k.kernel == hw::MemoryKernel::kRouterSoftmaxTopk || k.kernel == hw::MemoryKernel::kRouterSigmoidTopk;
+    const bool cast = k.kernel == hw::MemoryKernel::kCastFp8;
+    // Within int: the loader bounds every size by hw::calibration_limits.
+    add_unique(plan.kernels, KernelTask{k.kernel, static_cast<int>(k.tokens), router ? 0 : static_cast<int>(k.hidden), cast ? 0 : static_cast<int>(k.experts),
+                                        cast ? 0 : static_cast<int>(k.topk)},
                kernel_key);
   }
 
@@ -111,7 +119,9 @@ SweepPlan make_sweep_plan(const Request& request, bool quick) {
   // Attention: 16 heads of 128 at 2k/4k/8k, causal (the score matrices reach 2 GiB at 8k).
   const auto attention_key = [](const AttentionTask& t) { return std::tie(t.batch_heads, t.seq, t.head_dim, t.causal); };
   for (const int seq : {2048, 4096, 8192}) add_unique(plan.attention, AttentionTask{16, seq, 128, true}, attention_key);
-  for (const AttentionRequest& a : request.attention) add_unique(plan.attention, AttentionTask{a.batch_heads, a.seq, a.head_dim, a.causal}, attention_key);
+  for (const auto& a : request.attention) {
+    add_unique(plan.attention, AttentionTask{static_cast<int>(a.batch_heads), static_cast<int>(a.seq), static_cast<int>(a.head_dim), a.causal}, attention_key);
+  }
 
   plan.collective_bytes = doubling(std::size_t{1} << 10, std::size_t{1} << 30, quick ? 4 : 2);
   return plan;

@@ -6,12 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/request.hpp"
+#include "core/precision.hpp"
+#include "hw/profile.hpp"
 
 namespace moesim::calibrate {
 
 struct GemmTask {
-  std::string precision;
+  Precision precision = Precision::kBf16;
   std::int64_t m = 0, n = 0, k = 0;
 };
 
@@ -22,7 +23,7 @@ struct GroupedTask {
 };
 
 struct KernelTask {
-  std::string kernel;  ///< as the profile names it (not "copy")
+  hw::MemoryKernel kernel = hw::MemoryKernel::kPermute;  ///< not the copy (SweepPlan::copy_bytes)
   int tokens = 0, hidden = 0, experts = 0, topk = 0;
 };
 
@@ -54,7 +55,8 @@ struct SweepPlan {
 /// largest remainders), the hottest expert first.
 [[nodiscard]] std::vector<int> expert_loads(int experts, int total, bool skewed);
 
-/// The generic grid (README.md lists it) plus the request's shapes.
-[[nodiscard]] SweepPlan make_sweep_plan(const Request& request, bool quick);
+/// The generic grid (README.md lists it) plus the request's shapes (config/calibration_request_loader
+/// checked them against hw::calibration_limits).
+[[nodiscard]] SweepPlan make_sweep_plan(const hw::CalibrationRequest& request, bool quick);
 
 }  // namespace moesim::calibrate

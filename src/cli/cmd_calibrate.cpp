@@ -4,29 +4,24 @@
 // and turns into a profile (docs/profile.md). `--request FILE` writes the request alone (no GPU needed).
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <numeric>
-#include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "cli/calibration_request.hpp"
 #include "cli/commands.hpp"
 #include "cli/gpu_presence.hpp"
 #include "cli/sibling_binary.hpp"
-#include "compute/query_log.hpp"
 #include "config/builtin_scenarios.hpp"
 #include "config/profile_loader.hpp"
 #include "config/scenario_loader.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
-#include "program/layer_cost.hpp"
+#include "program/calibration_request.hpp"
 #include "report/calibration_request_json.hpp"
 
 namespace moesim::cli {
@@ -70,7 +65,7 @@ int run_calibrate(const Options& o) {
   check_output_path_of("--out", o.out);
   const Scenario s = scenario_of(o);
   std::int64_t left_out = 0;
-  const hw::CalibrationRequest request = calibration_request_of(s, left_out);
+  const hw::CalibrationRequest request = program::calibration_request_of(s, left_out);
   const std::string text = report::calibration_request_json_text(request);
   std::string counts = fmt::format("{} GEMM, {} grouped-GEMM, {} attention and {} kernel shapes", request.gemm.size(),
                                    request.grouped_gemm.size(), request.attention.size(), request.kernels.size());

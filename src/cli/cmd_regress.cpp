@@ -1,5 +1,5 @@
 // `moesim regress --baselines DIR [--suite DIR] [--update] [--tolerance 2%]`: runs the fixed suite
-// (cli/regress.cpp), compares step time, throughput and peak memory with the checked-in baselines,
+// (regress/suite.cpp), compares step time, throughput and peak memory with the checked-in baselines,
 // prints the drifts and exits 1 beyond the tolerance; --update rewrites the baselines and says what
 // changed. .ci/run runs it, so a change that moves predictions updates the baselines visibly.
 #include <algorithm>
@@ -11,45 +11,19 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "cli/regress.hpp"
 #include "config/baseline_loader.hpp"
-#include "config/builtin_scenarios.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "regress/drift.hpp"
+#include "regress/suite.hpp"
 #include "report/baseline_json.hpp"
-#include "predict/predict.hpp"
 
 namespace moesim::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-RegressionPoint run_point(const SuiteEntry& e, const fs::path& suite_dir) {
-  const bool file = fs::path(e.scenario).extension() == ".json";
-  const Scenario s = config::load_scenario_argument(file ? (suite_dir / e.scenario).string() : e.scenario);
-  const Result r = predict::predict(s, *value_of(kFidelityNames, e.fidelity)).result;  // the suite spells both
-  RegressionPoint p;
-  p.id = point_id(e);
-  p.scenario = e.scenario;
-  p.fidelity = e.fidelity;
-  p.step_time_s = r.step_time_s;
-  p.tokens_per_s = r.tokens_per_s;
-  p.peak_bytes = r.memory.peak_bytes;
-  return p;
-}
-
-std::vector<RegressionPoint> read_baselines(const fs::path& dir) {
-  std::vector<fs::path> files;
-  if (fs::is_directory(dir)) {
-    for (const auto& f : fs::directory_iterator(dir)) {
-      if (f.path().extension() == ".json") files.push_back(f.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  std::vector<RegressionPoint> out;
-  for (const auto& f : files) out.push_back(config::load_baseline(f.string()));
-  return out;
-}
+using regress::Drift;
 
 int update(const std::vector<Drift>& drifts, const fs::path& dir) {
   fs::create_directories(dir);
@@ -62,10 +36,7 @@ int update(const std::vector<Drift>& drifts, const fs::path& dir) {
       ++changed;
       continue;
     }
-    if (d.baseline && d.baseline->step_time_s == d.now->step_time_s && d.baseline->tokens_per_s == d.now->tokens_per_s &&
-        d.baseline->peak_bytes == d.now->peak_bytes && d.baseline->scenario == d.now->scenario) {
-      continue;
-    }
+    if (regress::unchanged(d)) continue;
     write_file_atomically(file, report::baseline_to_json_text(*d.now));
     ++changed;
     if (!d.baseline) {
@@ -95,7 +66,7 @@ void register_regress(CLI::App& app, Commands& commands) {
   sub->add_flag("--update", opt->update, "rewrite the baselines from this run and print what changed");
   sub->callback([opt, &commands] {
     commands.set([opt] {
-      const double tolerance = parse_tolerance(opt->tolerance);
+      const double tolerance = regress::parse_tolerance(opt->tolerance);
       const fs::path dir = opt->baselines;
       const fs::path suite_dir = opt->suite.empty() ? dir.parent_path().empty() ? fs::path("regress") : dir.parent_path() / "regress"
                                                     : fs::path(opt->suite);
@@ -110,20 +81,19 @@ void register_regress(CLI::App& app, Commands& commands) {
                          "a folder of the suite's scenario files, e.g. reports/regress");
       }
       // Read the baselines first: a malformed file fails before minutes of simulation.
-      const std::vector<RegressionPoint> baselines = opt->update ? std::vector<RegressionPoint>{} : read_baselines(dir);
-      std::vector<RegressionPoint> now;
-      for (const auto& e : regression_suite()) now.push_back(run_point(e, suite_dir));
+      const std::vector<RegressionPoint> baselines = opt->update ? std::vector<RegressionPoint>{} : config::load_baselines(dir);
+      const std::vector<RegressionPoint> now = regress::run_suite(suite_dir);
       if (opt->update) {
         std::vector<RegressionPoint> old;
         try {
-          old = read_baselines(dir);
+          old = config::load_baselines(dir);
         } catch (const InputError&) {
           // Unreadable baselines are rewritten from scratch.
         }
-        return update(compare(old, now, tolerance), dir);
+        return update(regress::compare(old, now, tolerance), dir);
       }
-      const auto drifts = compare(baselines, now, tolerance);
-      std::fputs(drift_table(drifts, tolerance).c_str(), stdout);
+      const auto drifts = regress::compare(baselines, now, tolerance);
+      std::fputs(regress::drift_table(drifts, tolerance).c_str(), stdout);
       const auto bad = std::count_if(drifts.begin(), drifts.end(), [](const Drift& d) { return !d.ok; });
       if (bad > 0) {
         std::fputs(fmt::format("moesim regress: {} of {} points drifted beyond {}; if the change is intended, run `moesim regress "

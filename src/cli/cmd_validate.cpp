@@ -13,7 +13,6 @@
 
 #include <fmt/format.h>
 
-#include "cli/calibration_request.hpp"
 #include "cli/commands.hpp"
 #include "cli/gpu_presence.hpp"
 #include "cli/scenario_errors.hpp"
@@ -24,6 +23,7 @@
 #include "config/json_reader.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "program/calibration_request.hpp"
 #include "report/html_report.hpp"
 #include "report/calibration_request_json.hpp"
 #include "report/validation_json.hpp"
@@ -112,7 +112,7 @@ int validate_scenario(const Options& o, const Scenario& s) {
   }
   if (!o.request_out.empty()) {
     std::int64_t left_out = 0;
-    const hw::CalibrationRequest request = calibration_request_of(plan.scenario, left_out);
+    const hw::CalibrationRequest request = program::calibration_request_of(plan.scenario, left_out);
     write_file_atomically(o.request_out, report::calibration_request_json_text(request));
     std::printf("moesim validate: wrote %s (moesim.calibration-request/1): the proxy's %zu GEMM, %zu grouped-GEMM, "
                 "%zu attention and %zu kernel shapes%s; measure them with moesim-calibrate --request %s\n",

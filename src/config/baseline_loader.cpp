@@ -1,5 +1,6 @@
 #include "config/baseline_loader.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "config/json_reader.hpp"
@@ -25,6 +26,20 @@ RegressionPoint load_baseline(const std::string& path) {
   } catch (InputError& e) {
     throw e.in_file(path);
   }
+}
+
+std::vector<RegressionPoint> load_baselines(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> files;
+  if (fs::is_directory(dir)) {
+    for (const auto& f : fs::directory_iterator(dir)) {
+      if (f.path().extension() == ".json") files.push_back(f.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<RegressionPoint> out;
+  for (const auto& f : files) out.push_back(load_baseline(f.string()));
+  return out;
 }
 
 }  // namespace moesim::config

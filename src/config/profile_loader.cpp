@@ -324,9 +324,9 @@ std::shared_ptr<hw::Profile> parse_profile(const Json& obj, const std::string& f
     // unknown key.
     if (obj.is_object()) {
       const auto it = obj.find("schema");
-      if (it == obj.end()) throw InputError("/schema", "", "required field is missing", kProfileSchema);
-      if (!it->is_string() || it->get<std::string>() != kProfileSchema) {
-        throw InputError("/schema", describe_value(*it), "unsupported profile schema", kProfileSchema);
+      if (it == obj.end()) throw InputError("/schema", "", "required field is missing", hw::kProfileSchema);
+      if (!it->is_string() || it->get<std::string>() != hw::kProfileSchema) {
+        throw InputError("/schema", describe_value(*it), "unsupported profile schema", hw::kProfileSchema);
       }
     }
     std::vector<std::string> keys = kTables;

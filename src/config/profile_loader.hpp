@@ -13,8 +13,6 @@
 
 namespace moesim::config {
 
-inline constexpr const char* kProfileSchema = "moesim.profile/1";
-
 /// Parses a profile object; `file` is used in messages and kept in Profile::file.
 [[nodiscard]] std::shared_ptr<hw::Profile> parse_profile(const Json& obj, const std::string& file);
 /// Reads a profile file (missing, unreadable, truncated or malformed → InputError naming the file).

@@ -19,6 +19,12 @@
 
 namespace moesim::hw {
 
+/// The two file schemas this header holds the data of: the profile (config/profile_loader reads it,
+/// report/profile_json writes it) and the calibration request (report/calibration_request_json writes
+/// it, config/calibration_request_loader reads it). calibrate/ uses the same readers and writers.
+inline constexpr const char* kProfileSchema = "moesim.profile/1";
+inline constexpr const char* kCalibrationRequestSchema = "moesim.calibration-request/1";
+
 enum class ProfileSource : std::uint8_t { kMeasured, kPublished };
 inline constexpr auto kProfileSourceNames = std::to_array<EnumName<ProfileSource>>(
     {{ProfileSource::kMeasured, "measured"}, {ProfileSource::kPublished, "published"}});
@@ -166,6 +172,27 @@ struct Profile {
 
   ProfileDerivedCache derived;  ///< not part of the data: compute/ and collective/ fill it
 };
+
+/// What the calibrate binary can measure, so what a calibration request may ask: calibrate/ refuses a
+/// request beyond them, program/calibration_request leaves a scenario's shapes beyond them out (and
+/// counts them) rather than failing the whole calibration; such shapes keep the roofline. Declared once
+/// here so the writer and the reader of a request cannot disagree. Far above any real model's shapes,
+/// they keep every product of dimensions well inside 64 bits and every cuBLAS dimension inside int.
+namespace calibration_limits {
+inline constexpr std::int64_t kMaxDim = std::int64_t{1} << 20;           ///< GEMM m, n, k; tokens; hidden
+inline constexpr std::int64_t kMaxExperts = 1024;                        ///< experts (token counts) per grouped GEMM
+inline constexpr std::int64_t kMaxPermuteExperts = kMaxExperts * 64;     ///< experts a permute/unpermute routes to
+inline constexpr std::int64_t kMaxAttentionBatchHeads = 65'536;          ///< batch × heads of one attention call
+inline constexpr std::int64_t kMaxAttentionSeq = 131'072;                ///< tokens per sequence
+inline constexpr std::int64_t kMaxAttentionHeadDim = 1024;
+inline constexpr std::int64_t kMaxRouterExperts = 512;                   ///< the router kernel's experts
+inline constexpr std::int64_t kMaxRouterTopk = 16;                       ///< and its top-k
+/// The GEMM precisions it times (cuBLASLt; not fp16, not blockwise FP8), in the order it times them.
+inline constexpr std::array<Precision, 4> kGemmPrecisions{Precision::kBf16, Precision::kFp8, Precision::kMxfp8,
+                                                          Precision::kNvfp4};
+/// Grouped GEMMs it times in BF16 only: a low-precision scenario's expert shapes are requested in BF16.
+inline constexpr Precision kGroupedGemmPrecision = Precision::kBf16;
+}  // namespace calibration_limits
 
 /// What `moesim calibrate` asks the calibrate binary to measure (`moesim.calibration-request/1`,
 /// docs/profile.md): the shapes a model or scenario runs, besides the binary's own generic grid.

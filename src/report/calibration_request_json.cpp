@@ -22,7 +22,7 @@ std::string calibration_request_json_text(const hw::CalibrationRequest& request)
     kernels.push_back({{"kernel", std::string(hw::to_string(k.kernel))},
                        {"shape", {{"tokens", k.tokens}, {"hidden", k.hidden}, {"experts", k.experts}, {"topk", k.topk}}}});
   }
-  const Json out{{"schema", kCalibrationRequestSchema},
+  const Json out{{"schema", hw::kCalibrationRequestSchema},
                  {"gemm", gemm},
                  {"grouped_gemm", grouped},
                  {"attention", attention},

@@ -7,8 +7,6 @@
 
 namespace moesim::report {
 
-inline constexpr const char* kCalibrationRequestSchema = "moesim.calibration-request/1";
-
 [[nodiscard]] std::string calibration_request_json_text(const hw::CalibrationRequest& request);
 
 }  // namespace moesim::report

@@ -1,6 +1,6 @@
 #pragma once
 // One point of `moesim regress` (docs/reports.md): a suite scenario at one fidelity and the figures
-// the CI guard compares. cli/ computes them, report/ writes a baseline (moesim.baseline/1), config/
+// the CI guard compares. regress/ computes them, report/ writes a baseline (moesim.baseline/1), config/
 // reads one back. Plain data only, like result.hpp.
 #include <string>
 

@@ -1,26 +1,96 @@
-// `moesim regress` (issue 8): a prediction that moves by 5 % fails the guard with a readable table,
-// --update rewrites the baselines and says what changed, and the guard passes again.
+// The regress module (the suite, its points, the comparison with baselines) and `moesim regress`
+// (issue 8): a prediction that moves by 5 % fails the guard with a readable table, --update rewrites
+// the baselines and says what changed, and the guard passes again.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "../run_command.hpp"
 #include "../test_paths.hpp"
-#include "cli/regress.hpp"
 #include "core/error.hpp"
+#include "regress/drift.hpp"
+#include "regress/suite.hpp"
 
 using namespace moesim;
 namespace fs = std::filesystem;
 
 TEST_CASE("tolerances read as percentages or fractions") {
-  CHECK(cli::parse_tolerance("2%") == doctest::Approx(0.02));
-  CHECK(cli::parse_tolerance("0.5") == doctest::Approx(0.5));
-  CHECK_THROWS_AS((void)cli::parse_tolerance("two"), InputError);
-  CHECK_THROWS_AS((void)cli::parse_tolerance("-1%"), InputError);
+  CHECK(regress::parse_tolerance("2%") == doctest::Approx(0.02));
+  CHECK(regress::parse_tolerance("0.5") == doctest::Approx(0.5));
+  CHECK_THROWS_AS((void)regress::parse_tolerance("two"), InputError);
+  CHECK_THROWS_AS((void)regress::parse_tolerance("-1%"), InputError);
+}
+
+namespace {
+RegressionPoint point(const std::string& id, double step, const std::string& scenario = "s") {
+  RegressionPoint p;
+  p.id = id;
+  p.scenario = scenario;
+  p.fidelity = "simulation";
+  p.step_time_s = step;
+  p.tokens_per_s = 1000 / step;
+  p.peak_bytes = 1e9;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("the suite: 14 points, ids from the scenario's stem and the fidelity, all distinct") {
+  const auto& suite = regress::regression_suite();
+  REQUIRE(suite.size() == 14);
+  CHECK(regress::point_id(suite.front()) == "mixtral-8x7b-h100-64.simulation");
+  CHECK(regress::point_id({"llama-3-8b-h100-16.json", "estimate"}) == "llama-3-8b-h100-16.estimate");
+  std::set<std::string> ids;
+  for (const auto& e : suite) ids.insert(regress::point_id(e));
+  CHECK(ids.size() == suite.size());
+}
+
+TEST_CASE("a suite point is the prediction of its scenario at its fidelity") {
+  const auto p = regress::run_point({"mixtral-8x7b-h100-64", "estimate"}, test::source_dir() / "reports" / "regress");
+  CHECK(p.id == "mixtral-8x7b-h100-64.estimate");
+  CHECK(p.scenario == "mixtral-8x7b-h100-64");
+  CHECK(p.fidelity == "estimate");
+  CHECK(p.step_time_s > 0);
+  CHECK(p.tokens_per_s > 0);
+  CHECK(p.peak_bytes > 0);
+  CHECK_THROWS_AS((void)regress::run_point({"nowhere.json", "estimate"}, test::source_dir() / "reports" / "regress"), InputError);
+}
+
+TEST_CASE("compare pairs points by id: suite order first, then baselines that left the suite") {
+  const std::vector<RegressionPoint> baselines{point("gone.simulation", 1.0), point("a.simulation", 1.0),
+                                               point("b.simulation", 2.0), point("c.simulation", 1.0, "old")};
+  const std::vector<RegressionPoint> now{point("b.simulation", 2.1), point("a.simulation", 1.01), point("new.simulation", 3.0),
+                                         point("c.simulation", 1.0, "new")};
+  const auto d = regress::compare(baselines, now, 0.02);
+  REQUIRE(d.size() == 5);
+  CHECK(d[0].id == "b.simulation");
+  CHECK(d[0].step == doctest::Approx(0.05));
+  CHECK(d[0].tokens == doctest::Approx(1 / 1.05 - 1));
+  CHECK_FALSE(d[0].ok);
+  CHECK(d[1].id == "a.simulation");
+  CHECK(d[1].ok);
+  CHECK(d[2].id == "new.simulation");
+  CHECK_FALSE(d[2].baseline);
+  CHECK_FALSE(d[2].ok);
+  CHECK(d[3].id == "c.simulation");
+  CHECK(d[3].step == 0.0);
+  CHECK_FALSE(d[3].ok);  // same figures, another scenario
+  CHECK_FALSE(regress::unchanged(d[3]));
+  CHECK(d[4].id == "gone.simulation");
+  CHECK_FALSE(d[4].now);
+  CHECK(regress::unchanged(regress::compare({point("x", 1.0)}, {point("x", 1.0)}, 0.0).front()));
+
+  const std::string table = regress::drift_table(d, 0.02);
+  CHECK(table.find("+5.00%") != std::string::npos);
+  CHECK(table.find("DRIFT > 2.00%") != std::string::npos);
+  CHECK(table.find("NO BASELINE") != std::string::npos);
+  CHECK(table.find("SCENARIO CHANGED") != std::string::npos);
+  CHECK(table.find("NOT IN SUITE") != std::string::npos);
 }
 
 TEST_CASE("a 5 % drift fails regress with a table; --update fixes it") {

@@ -1,4 +1,4 @@
-#include "cli/calibration_request.hpp"
+#include "program/calibration_request.hpp"
 
 #include <algorithm>
 #include <initializer_list>
@@ -9,17 +9,8 @@
 #include "compute/query_log.hpp"
 #include "program/layer_cost.hpp"
 
-namespace moesim::cli {
-namespace {
-
-// What the calibrate binary measures (calibrate/request.cpp): dimensions up to 2^20, up to 1,024
-// experts per grouped GEMM, attention up to 65,536 batch×heads, 131,072 tokens and head_dim 1,024, the
-// router up to 512 experts and top-16. Shapes beyond them stay with the roofline and are left out of
-// the request (and counted) rather than failing the whole calibration.
-constexpr std::int64_t kMaxDim = 1 << 20;
-constexpr std::size_t kMaxExperts = 1024;
-
-}  // namespace
+namespace moesim::program {
+namespace lim = hw::calibration_limits;
 
 hw::CalibrationRequest calibration_request_of(const Scenario& s, std::int64_t& left_out) {
   compute::KernelQueryLog log;
@@ -33,11 +24,11 @@ hw::CalibrationRequest calibration_request_of(const Scenario& s, std::int64_t& l
   hw::CalibrationRequest r;
   left_out = 0;
   const auto fits = [](std::initializer_list<std::int64_t> dims) {
-    return std::all_of(dims.begin(), dims.end(), [](std::int64_t d) { return d >= 1 && d <= kMaxDim; });
+    return std::all_of(dims.begin(), dims.end(), [](std::int64_t d) { return d >= 1 && d <= lim::kMaxDim; });
   };
   for (const auto& g : log.gemm) {
-    // The calibrator's GEMM precisions; fp16 and blockwise FP8 are not among them.
-    if (g.precision == Precision::kFp16 || g.precision == Precision::kFp8Blockwise) continue;
+    // Only the calibrator's GEMM precisions (fp16 and blockwise FP8 are not among them).
+    if (std::find(lim::kGemmPrecisions.begin(), lim::kGemmPrecisions.end(), g.precision) == lim::kGemmPrecisions.end()) continue;
     if (!fits({g.m, g.n, g.k})) {
       ++left_out;
       continue;
@@ -48,21 +39,21 @@ hw::CalibrationRequest calibration_request_of(const Scenario& s, std::int64_t& l
   // requested in BF16 (docs/profile.md).
   std::set<std::tuple<std::int64_t, std::int64_t, std::vector<std::int64_t>>> grouped;
   for (const auto& g : log.grouped) {
-    const bool tokens_fit = g.tokens.size() <= kMaxExperts &&
-                            std::all_of(g.tokens.begin(), g.tokens.end(), [](std::int64_t t) { return t <= kMaxDim; });
+    const bool tokens_fit = static_cast<std::int64_t>(g.tokens.size()) <= lim::kMaxExperts &&
+                            std::all_of(g.tokens.begin(), g.tokens.end(), [](std::int64_t t) { return t <= lim::kMaxDim; });
     if (!tokens_fit || !fits({g.n, g.k})) {
       ++left_out;
       continue;
     }
     grouped.insert({g.n, g.k, g.tokens});
   }
-  for (const auto& [n, k, tokens] : grouped) r.grouped_gemm.push_back({Precision::kBf16, tokens, n, k});
+  for (const auto& [n, k, tokens] : grouped) r.grouped_gemm.push_back({lim::kGroupedGemmPrecision, tokens, n, k});
   // The log keeps flash and unfused queries apart; the request asks for each shape once (the
   // calibrator times its one attention kernel at it).
   std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>> attention;
   for (const auto& a : log.attention) attention.insert({a.batch_heads, a.seq, a.head_dim, a.causal});
   for (const auto& [batch_heads, seq, head_dim, causal] : attention) {
-    if (batch_heads > 65'536 || seq > 131'072 || head_dim > 1024) {
+    if (batch_heads > lim::kMaxAttentionBatchHeads || seq > lim::kMaxAttentionSeq || head_dim > lim::kMaxAttentionHeadDim) {
       ++left_out;
       continue;
     }
@@ -78,9 +69,9 @@ hw::CalibrationRequest calibration_request_of(const Scenario& s, std::int64_t& l
                                    hw::MemoryKernel::kRouterSoftmaxTopk, hw::MemoryKernel::kCastFp8}) {
     if (!log.memory[static_cast<std::size_t>(k)]) continue;
     const bool router = k == hw::MemoryKernel::kRouterSoftmaxTopk;
-    // 16-byte BF16 rows for permute and cast; the router kernel's top-k up to 16 of 512 experts.
+    // 16-byte BF16 rows for permute and cast; the router kernel's own expert and top-k limits.
     const bool measurable = fits({tokens, s.model.hidden_size}) && (router || s.model.hidden_size % 8 == 0) &&
-                            (!router || (experts <= 512 && topk <= 16));
+                            (!router || (experts <= lim::kMaxRouterExperts && topk <= lim::kMaxRouterTopk));
     if (!measurable) {
       ++left_out;
       continue;
@@ -90,4 +81,4 @@ hw::CalibrationRequest calibration_request_of(const Scenario& s, std::int64_t& l
   return r;
 }
 
-}  // namespace moesim::cli
+}  // namespace moesim::program

@@ -1,31 +1,13 @@
-#include "cli/regress.hpp"
+#include "regress/drift.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 
-namespace moesim::cli {
-
-const std::vector<SuiteEntry>& regression_suite() {
-  // The three examples plus reports/regress/*.json: dense Llama-3 on H100 and B200, MoE balanced on
-  // H100 and H200, MoE under log-normal skew on GB200 and Zipf skew on B200, an MoE encoder on H200.
-  static const std::vector<SuiteEntry> suite = [] {
-    std::vector<SuiteEntry> s;
-    for (const char* name : {"mixtral-8x7b-h100-64", "esm2-15b-moe-h200", "custom-moe-lognormal-gb200", "llama-3-8b-h100-16.json",
-                             "llama-3-70b-b200-64.json", "mixtral-8x22b-h200-64.json", "qwen3-30b-a3b-b200-32-zipf.json"}) {
-      for (const char* f : {"simulation", "estimate"}) s.push_back({name, f});
-    }
-    return s;
-  }();
-  return suite;
-}
-
-std::string point_id(const SuiteEntry& e) { return std::filesystem::path(e.scenario).stem().string() + "." + e.fidelity; }
+namespace moesim::regress {
 
 std::vector<Drift> compare(const std::vector<RegressionPoint>& baselines, const std::vector<RegressionPoint>& now, double tolerance) {
   std::map<std::string, Drift> by_id;
@@ -53,6 +35,11 @@ std::vector<Drift> compare(const std::vector<RegressionPoint>& baselines, const 
     }
   }
   return out;
+}
+
+bool unchanged(const Drift& d) {
+  return d.baseline && d.now && d.baseline->step_time_s == d.now->step_time_s && d.baseline->tokens_per_s == d.now->tokens_per_s &&
+         d.baseline->peak_bytes == d.now->peak_bytes && d.baseline->scenario == d.now->scenario;
 }
 
 std::string drift_table(const std::vector<Drift>& drifts, double tolerance) {
@@ -94,4 +81,4 @@ double parse_tolerance(const std::string& text) {
   return percent ? x / 100.0 : x;
 }
 
-}  // namespace moesim::cli
+}  // namespace moesim::regress

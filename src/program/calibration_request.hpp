@@ -7,10 +7,11 @@
 #include "hw/profile.hpp"
 #include "scenario/scenario.hpp"
 
-namespace moesim::cli {
+namespace moesim::program {
 
 /// Every kernel shape one training step of `s` queries (each layer kind, embedding, LM head, MTP);
-/// `left_out` counts the shapes beyond what the calibrator measures (they keep the roofline).
+/// `left_out` counts the shapes beyond what the calibrator measures (hw::calibration_limits; they keep
+/// the roofline). The shapes are those LayerCostModel queries, logged as it prices one step.
 [[nodiscard]] hw::CalibrationRequest calibration_request_of(const Scenario& s, std::int64_t& left_out);
 
-}  // namespace moesim::cli
+}  // namespace moesim::program
