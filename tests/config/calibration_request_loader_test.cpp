@@ -60,7 +60,7 @@ TEST_CASE("calibration request: a well-formed file is read in full; tables may b
 TEST_CASE("calibration request: what moesim calibrate writes for a scenario reads back the same") {
   const Scenario s = *config::load_builtin_scenario("mixtral-8x7b-h100-64");
   std::int64_t left_out = 0;
-  const hw::CalibrationRequest written = estimate::calibration_request_of(s, left_out);
+  const hw::CalibrationRequest written = program::calibration_request_of(s, left_out);
   const hw::CalibrationRequest read = parse(report::calibration_request_json_text(written));
   REQUIRE(read.gemm.size() == written.gemm.size());
   for (std::size_t i = 0; i < read.gemm.size(); ++i) {
