@@ -92,7 +92,7 @@ struct ProxyRank::Device {
 ProxyRank::~ProxyRank() = default;
 
 ProxyRank::ProxyRank(const ValidationWorkload& w, std::int64_t rank, RankComms comms)
-    : w_(w), rank_(rank), comms_(comms), params_(layer_params(w)), blas_(stream_.get()) {
+    : w_(w), comms_(comms), params_(layer_params(w)), blas_(stream_.get()) {
   if (w.tp != 1) throw std::invalid_argument("the proxy runner runs TP 1 only");
   for (const std::string& module : w.recompute_modules) {
     if (module != "core_attn") {

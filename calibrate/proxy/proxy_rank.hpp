@@ -81,7 +81,6 @@ class ProxyRank {
   [[nodiscard]] float* grad(std::int64_t layer, std::int64_t offset);
 
   const ValidationWorkload& w_;
-  std::int64_t rank_;
   RankComms comms_;
   LayerParams params_;
   bool full_recompute_ = false, unfused_ = false, save_scores_ = false;

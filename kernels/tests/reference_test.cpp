@@ -233,7 +233,9 @@ TEST_CASE("softmax rows sum to one, masked columns are zero; the backward sums t
 TEST_CASE("attention: rows agree with the whole head; gradients agree with finite differences") {
   const int seq = 6;
   // (head_dim, head_dim_v): the square case, then value heads narrower and wider than the query/key ones.
-  for (const auto& [dim, dim_v] : {std::pair{4, 4}, std::pair{5, 3}, std::pair{2, 7}}) {
+  // A plain pair, not a structured binding: clang 14 cannot capture a binding in a lambda.
+  for (const auto& dims : {std::pair{4, 4}, std::pair{5, 3}, std::pair{2, 7}}) {
+    const int dim = dims.first, dim_v = dims.second;
     CAPTURE(dim);
     CAPTURE(dim_v);
     const auto n = static_cast<std::size_t>(seq * dim), nv = static_cast<std::size_t>(seq * dim_v);

@@ -10,6 +10,7 @@
 #include "program/result_common.hpp"
 #include "schedule/stage_params.hpp"
 #include "schedule/stage_plan.hpp"
+#include "schedule/step_shape.hpp"
 
 namespace moesim::estimate {
 namespace {
@@ -30,7 +31,6 @@ using program::exposed_grad_reduction;
 using program::exposed_param_gather;
 using program::finish_result;
 using program::grad_reduce_bytes_per_param;
-using program::GroupLayout;
 using program::LayerCostModel;
 using program::MemoryInputs;
 using program::optimizer_step_seconds;
@@ -49,7 +49,7 @@ struct DpCost {
   double optimizer = 0;
 };
 
-DpCost dp_and_optimizer(const Scenario& s, const GroupLayout& g, const compute::KernelCostModel& kernels,
+DpCost dp_and_optimizer(const Scenario& s, const schedule::GroupLayout& g, const compute::KernelCostModel& kernels,
                         const collective::CollectiveCostModel& comms, const RankParams& rp, const StageCost& sc) {
   const auto& p = s.parallel;
   const auto& o = s.optimizer;
@@ -116,7 +116,8 @@ Result estimate_step(const Scenario& s, const EstimateOptions& options) {
   Result r = start_result(s, Fidelity::kEstimate);
 
   const auto& p = s.parallel;
-  const LayerCostModel lc(s);
+  const schedule::StepShape shape = schedule::step_shape(s);
+  const LayerCostModel lc(s, shape);
   const std::vector<StageLayers> stages = plan_stages(s);
   const std::vector<RankParams> params = rank_params(s, stages);
 
@@ -153,11 +154,8 @@ Result estimate_step(const Scenario& s, const EstimateOptions& options) {
   const double x_max = stage_costs[slowest].forward + stage_costs[slowest].backward;
   double pp_comm = 0;
   if (p.pp > 1) {
-    const double boundary_bytes = static_cast<double>(s.training.micro_batch_size * s.training.seq_length / p.cp *
-                                                      s.model.hidden_size) *
-                                  2.0 / (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
     const double t_p2p =
-        lc.collectives().time(Op::kSendRecv, Bytes(boundary_bytes), lc.groups().pp).value();
+        lc.collectives().time(Op::kSendRecv, Bytes(shape.boundary_bytes), lc.groups().pp).value();
     // 1F1B blocks on each activation / gradient exchange; the interleaved schedule overlaps them in
     // steady state and only the fill and drain wait.
     pp_comm = p.vpp > 1 ? 2.0 * static_cast<double>(p.pp - 1) * t_p2p

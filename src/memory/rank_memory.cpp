@@ -9,6 +9,7 @@
 #include "memory/pass_walk.hpp"
 #include "model/counts.hpp"
 #include "schedule/stage_params.hpp"
+#include "schedule/step_shape.hpp"
 
 namespace moesim::memory {
 namespace {
@@ -52,7 +53,7 @@ struct Dims {
 Dims dims_of(const Scenario& s) {
   const auto& p = s.parallel;
   Dims d;
-  d.tokens = as_d(s.training.seq_length) * as_d(s.training.micro_batch_size) / as_d(p.cp);
+  d.tokens = as_d(schedule::rank_tokens(s));
   d.seq = as_d(s.training.seq_length);
   d.h = as_d(s.model.hidden_size);
   d.tp = as_d(p.tp);

@@ -13,9 +13,10 @@ namespace moesim::program {
 namespace lim = hw::calibration_limits;
 
 hw::CalibrationRequest calibration_request_of(const Scenario& s, std::int64_t& left_out) {
+  const schedule::StepShape shape = schedule::step_shape(s);
   compute::KernelQueryLog log;
   {
-    const program::LayerCostModel lc(s, &log);
+    const program::LayerCostModel lc(s, shape, &log);
     for (std::int64_t l = 0; l < s.model.num_layers; ++l) (void)lc.layer(l);
     (void)lc.embedding_ops();
     (void)lc.output_head_ops();
@@ -60,9 +61,7 @@ hw::CalibrationRequest calibration_request_of(const Scenario& s, std::int64_t& l
     r.attention.push_back({batch_heads, seq, head_dim, causal});
   }
   // Memory-bound kernels by the MoE block's shape: the rank's sequence-parallel share of tokens.
-  const auto& p = s.parallel;
-  const std::int64_t tokens =
-      s.training.micro_batch_size * s.training.seq_length / p.cp / (p.sequence_parallel ? p.tp : 1);
+  const std::int64_t tokens = shape.sp_tokens;
   const std::int64_t experts = std::max<std::int64_t>(1, s.model.num_moe_experts);
   const std::int64_t topk = std::max<std::int64_t>(1, s.model.moe_router_topk);
   for (const hw::MemoryKernel k : {hw::MemoryKernel::kPermute, hw::MemoryKernel::kUnpermute,

@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "compute/grouped_gemm.hpp"
-#include "schedule/layout.hpp"
 
 namespace moesim::program {
 
@@ -35,25 +34,6 @@ UnitCost& UnitCost::operator+=(const UnitCost& o) {
 }
 
 UnitCost UnitCost::scaled(double k) const { return {forward.scaled(k), backward.scaled(k), recompute.scaled(k)}; }
-
-GroupLayout place_groups(const Scenario& s) {
-  // Rank 0's groups, placed from their actual members in Megatron's rank order (dense grid
-  // tp-cp-dp-pp, expert grid etp-ep-edp-pp) rather than from a stride formula.
-  using schedule::GroupKind;
-  const schedule::Layout layout(s.parallel, s.system);
-  GroupLayout g;
-  g.tp = layout.placement(GroupKind::kTp, 0);
-  g.cp = layout.placement(GroupKind::kCp, 0);
-  g.dp = layout.placement(GroupKind::kDp, 0);
-  g.etp = layout.placement(GroupKind::kEtp, 0);
-  g.ep = layout.placement(GroupKind::kEp, 0);
-  g.edp = layout.placement(GroupKind::kEdp, 0);
-  // Pipeline traffic is send/recv between neighbouring stages: rank 0 and the next stage.
-  const std::vector<std::int64_t> pp = layout.group_of(GroupKind::kPp, 0);
-  const std::size_t pair = std::min<std::size_t>(pp.size(), 2);
-  g.pp = schedule::place_members(std::span(pp).first(pair), s.system.nvlink_domain_size);
-  return g;
-}
 
 namespace {
 // Activations and gradients moved between kernels and over the wire are 16-bit.
@@ -117,14 +97,12 @@ OpProgram LayerCostModel::Builder::finish() {
   return p;
 }
 
-LayerCostModel::LayerCostModel(const Scenario& s, compute::KernelQueryLog* log)
+LayerCostModel::LayerCostModel(const Scenario& s, const schedule::StepShape& shape, compute::KernelQueryLog* log)
     : s_(s),
       kernels_(s.system.gpu, s.calibration,
                s.moe.grouped_gemm ? hw::GroupedImplementation::kGroupedBatched : hw::GroupedImplementation::kLoop),
       comms_(s.system, s.calibration),
-      groups_(place_groups(s)) {
-  tokens_ = s.training.micro_batch_size * s.training.seq_length / s.parallel.cp;
-  sp_tokens_ = s.parallel.sequence_parallel ? tokens_ / s.parallel.tp : tokens_;
+      shape_(shape) {
   full_recompute_ = s.recompute.granularity == RecomputeGranularity::kFull;
   kernels_.log_queries(log);
 }
@@ -209,12 +187,12 @@ void LayerCostModel::add_tp_collective(Builder& c, const char* name, Op fwd_op, 
                                        bool recomputed) const {
   if (s_.parallel.tp <= 1) return;
   recomputed = recomputed || (full_recompute_ && c.checkpointed);
-  const double t = comms_.time(fwd_op, Bytes(bytes), groups_.tp).value();
+  const double t = comms_.time(fwd_op, Bytes(bytes), shape_.groups.tp).value();
   // With TE's userbuffers overlap (tp_comm_overlap) the collective is split into chunks that run
   // under the neighbouring GEMM; only what exceeds the GEMM stays exposed. The backward runs the
   // transposed collective (all-gather ↔ reduce-scatter) at the same cost.
   const double exposed = s_.parallel.tp_comm_overlap ? std::max(0.0, t - overlap_window_s) : t;
-  add_comm(c, name, OpKind::kTpComm, CommGroup::kTp, exposed, comms_.latency(fwd_op, groups_.tp).value(), bytes,
+  add_comm(c, name, OpKind::kTpComm, CommGroup::kTp, exposed, comms_.latency(fwd_op, shape_.groups.tp).value(), bytes,
            recomputed);
 }
 
@@ -236,10 +214,10 @@ void LayerCostModel::add_column_parallel_comm(Builder& c, const char* name, Gemm
   const double elems = static_cast<double>(g.m * g.k);
   const double gather_bytes = elems * quantized_activation_bytes(s_.precision);
   const double scatter_bytes = elems * kActivationBytes;
-  const double gather = comms_.time(Op::kAllGather, Bytes(gather_bytes), groups_.tp).value();
-  const double scatter = comms_.time(Op::kReduceScatter, Bytes(scatter_bytes), groups_.tp).value();
-  const double gather_latency = comms_.latency(Op::kAllGather, groups_.tp).value();
-  const double scatter_latency = comms_.latency(Op::kReduceScatter, groups_.tp).value();
+  const double gather = comms_.time(Op::kAllGather, Bytes(gather_bytes), shape_.groups.tp).value();
+  const double scatter = comms_.time(Op::kReduceScatter, Bytes(scatter_bytes), shape_.groups.tp).value();
+  const double gather_latency = comms_.latency(Op::kAllGather, shape_.groups.tp).value();
+  const double scatter_latency = comms_.latency(Op::kReduceScatter, shape_.groups.tp).value();
   const double fwd_gemm = kernels_.gemm({g.m, g.n, g.k, g.batch}, s_.precision).value();
   const auto [dgrad, wgrad] = gradient_gemm_seconds(g, s_.precision);
   const double fwd = p.tp_comm_overlap ? std::max(0.0, gather - fwd_gemm) : gather;
@@ -267,18 +245,18 @@ void LayerCostModel::add_row_parallel_comm(Builder& c, const char* name, Gemm g,
   recomputed = recomputed || (full_recompute_ && c.checkpointed);
   const double scatter_bytes = elems * kActivationBytes;
   const double gather_bytes = elems * quantized_activation_bytes(s_.precision);
-  const double scatter = comms_.time(Op::kReduceScatter, Bytes(scatter_bytes), groups_.tp).value();
-  const double gather = comms_.time(Op::kAllGather, Bytes(gather_bytes), groups_.tp).value();
+  const double scatter = comms_.time(Op::kReduceScatter, Bytes(scatter_bytes), shape_.groups.tp).value();
+  const double gather = comms_.time(Op::kAllGather, Bytes(gather_bytes), shape_.groups.tp).value();
   const double fwd_gemm = kernels_.gemm({g.m, g.n, g.k, g.batch}, s_.precision).value();
   const double dgrad = gradient_gemm_seconds(g, s_.precision).first;
   const double fwd = p.tp_comm_overlap ? std::max(0.0, scatter - fwd_gemm) : scatter;
   const double bwd = p.tp_comm_overlap ? std::max(0.0, gather - dgrad) : gather;
-  const double scatter_latency = comms_.latency(Op::kReduceScatter, groups_.tp).value();
+  const double scatter_latency = comms_.latency(Op::kReduceScatter, shape_.groups.tp).value();
   const LayerOp forward{name,          OpKind::kTpComm, OpPhase::kForward, fwd, std::min(scatter_latency, fwd),
                         scatter_bytes, 0,               CommGroup::kTp};
   c.forward.push_back(forward);
   c.backward_in_forward_order.push_back({name, OpKind::kTpComm, OpPhase::kBackward, bwd,
-                                         std::min(comms_.latency(Op::kAllGather, groups_.tp).value(), bwd),
+                                         std::min(comms_.latency(Op::kAllGather, shape_.groups.tp).value(), bwd),
                                          gather_bytes, 0, CommGroup::kTp});
   if (recomputed) c.recompute.push_back(with_phase(forward, OpPhase::kRecompute));
 }
@@ -289,7 +267,7 @@ void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
   const std::int64_t h = m.hidden_size;
   const std::int64_t heads = m.num_attention_heads / p.tp;
   const bool sp = p.sequence_parallel;
-  const double act_bytes_sp = static_cast<double>(sp_tokens_ * h) * kActivationBytes;
+  const double act_bytes_sp = static_cast<double>(shape_.sp_tokens * h) * kActivationBytes;
   const bool rc_norm = recomputes("layernorm");
 
   // Pre-attention norm: read x, write normalised x; backward reads x, dy, writes dx.
@@ -301,23 +279,23 @@ void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
     head_dim_qk = mla.qk_head_dim + mla.qk_pos_emb_head_dim;
     head_dim_v = mla.v_head_dim;
     // Megatron gathers the sequence-parallel input before the down-projections.
-    add_column_parallel_comm(c, "attn_all_gather", {tokens_, heads * head_dim_qk, h, 1}, rc_norm);
+    add_column_parallel_comm(c, "attn_all_gather", {shape_.tokens, heads * head_dim_qk, h, 1}, rc_norm);
     const bool rc_up = recomputes("mla_up_proj");
     if (mla.q_lora_rank > 0) {
-      add_gemm(c, "q_down_proj", {tokens_, mla.q_lora_rank, h, 1}, false);
-      add_gemm(c, "q_up_proj", {tokens_, heads * head_dim_qk, mla.q_lora_rank, 1}, rc_up);
+      add_gemm(c, "q_down_proj", {shape_.tokens, mla.q_lora_rank, h, 1}, false);
+      add_gemm(c, "q_up_proj", {shape_.tokens, heads * head_dim_qk, mla.q_lora_rank, 1}, rc_up);
     } else {
-      add_gemm(c, "q_proj", {tokens_, heads * head_dim_qk, h, 1}, false);
+      add_gemm(c, "q_proj", {shape_.tokens, heads * head_dim_qk, h, 1}, false);
     }
-    add_gemm(c, "kv_down_proj", {tokens_, mla.kv_lora_rank + mla.qk_pos_emb_head_dim, h, 1}, false);
-    add_gemm(c, "kv_up_proj", {tokens_, heads * (mla.qk_head_dim + mla.v_head_dim), mla.kv_lora_rank, 1}, rc_up);
+    add_gemm(c, "kv_down_proj", {shape_.tokens, mla.kv_lora_rank + mla.qk_pos_emb_head_dim, h, 1}, false);
+    add_gemm(c, "kv_up_proj", {shape_.tokens, heads * (mla.qk_head_dim + mla.v_head_dim), mla.kv_lora_rank, 1}, rc_up);
   } else {
     const std::int64_t groups = m.num_query_groups / p.tp;
     const std::int64_t qkv_width = (heads + 2 * groups) * m.kv_channels;
-    add_column_parallel_comm(c, "attn_all_gather", {tokens_, qkv_width, h, 1}, rc_norm);
-    add_gemm(c, "qkv_proj", {tokens_, qkv_width, h, 1}, false);
+    add_column_parallel_comm(c, "attn_all_gather", {shape_.tokens, qkv_width, h, 1}, rc_norm);
+    add_gemm(c, "qkv_proj", {shape_.tokens, qkv_width, h, 1}, false);
     // Rotary embedding of q and k.
-    const double qk_bytes = static_cast<double>(tokens_ * (heads + groups) * m.kv_channels) * kActivationBytes;
+    const double qk_bytes = static_cast<double>(shape_.tokens * (heads + groups) * m.kv_channels) * kActivationBytes;
     add_memory_op(c, "rotary", 2 * qk_bytes, 2 * qk_bytes, false);
   }
 
@@ -354,8 +332,8 @@ void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
     const double chunk_bytes = static_cast<double>(s_.training.micro_batch_size * a.query_len * kv_heads *
                                                    (head_dim_qk + head_dim_v)) *
                                kActivationBytes;
-    const double step = comms_.time(Op::kSendRecv, Bytes(chunk_bytes), groups_.cp).value();
-    const double latency = comms_.latency(Op::kSendRecv, groups_.cp).value();
+    const double step = comms_.time(Op::kSendRecv, Bytes(chunk_bytes), shape_.groups.cp).value();
+    const double latency = comms_.latency(Op::kSendRecv, shape_.groups.cp).value();
     const double steps = static_cast<double>(p.cp - 1);
     const double fwd_exposed = std::max(0.0, step * steps - core_fwd * steps / static_cast<double>(p.cp));
     const double bwd_exposed = std::max(0.0, 2.0 * step * steps - core_bwd * steps / static_cast<double>(p.cp));
@@ -371,8 +349,8 @@ void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
 
   // Output projection and its TP reduction.
   const std::int64_t out_in = heads * head_dim_v;
-  add_gemm(c, "attn_out_proj", {tokens_, h, out_in, 1}, false);
-  add_row_parallel_comm(c, sp ? "attn_reduce_scatter" : "attn_all_reduce", {tokens_, h, out_in, 1}, false);
+  add_gemm(c, "attn_out_proj", {shape_.tokens, h, out_in, 1}, false);
+  add_row_parallel_comm(c, sp ? "attn_reduce_scatter" : "attn_all_reduce", {shape_.tokens, h, out_in, 1}, false);
   // Residual add (+ dropout): read two tensors, write one.
   add_memory_op(c, "attn_residual", 3 * act_bytes_sp, 3 * act_bytes_sp, false);
 }
@@ -387,9 +365,9 @@ void LayerCostModel::add_cp_corrections(Builder& c, std::int64_t out_width, std:
   // into the gradients that travel on (read both 2 B, write 2 B). Every step launches these kernels
   // besides its attention call.
   const double cp = static_cast<double>(s_.parallel.cp);
-  const double out_elems = static_cast<double>(tokens_ * out_width);
-  const double q_elems = static_cast<double>(tokens_ * out_width);
-  const double kv_elems = static_cast<double>(tokens_ * kv_width);
+  const double out_elems = static_cast<double>(shape_.tokens * out_width);
+  const double q_elems = static_cast<double>(shape_.tokens * out_width);
+  const double kv_elems = static_cast<double>(shape_.tokens * kv_width);
   const double fwd_bytes = out_elems * (6.0 + 10.0 * (cp - 1.0) + 6.0);
   const double bwd_bytes = cp * (q_elems + kv_elems) * 6.0;
   const double fwd = kernels_.memory_bound(Bytes(fwd_bytes)).value() + (cp + 1.0) * kernels_.launch_gap().value();
@@ -408,17 +386,17 @@ void LayerCostModel::add_dense_mlp(Builder& c, const char* prefix, std::int64_t 
   const std::int64_t h = m.hidden_size;
   const std::int64_t local = width / p.tp;
   const std::int64_t fc1_out = (m.gated_linear_unit ? 2 : 1) * local;
-  add_column_parallel_comm(c, shared ? "shared_all_gather" : "mlp_all_gather", {tokens_, fc1_out, h, 1}, recomputed);
-  add_gemm(c, shared ? "shared_fc1" : "fc1", {tokens_, fc1_out, h, 1}, recomputed);
+  add_column_parallel_comm(c, shared ? "shared_all_gather" : "mlp_all_gather", {shape_.tokens, fc1_out, h, 1}, recomputed);
+  add_gemm(c, shared ? "shared_fc1" : "fc1", {shape_.tokens, fc1_out, h, 1}, recomputed);
   // Activation (GELU or SwiGLU): read fc1 output, write the activation; backward reads both + dy.
-  const double act_in = static_cast<double>(tokens_ * fc1_out) * kActivationBytes;
-  const double act_out = static_cast<double>(tokens_ * local) * kActivationBytes;
+  const double act_in = static_cast<double>(shape_.tokens * fc1_out) * kActivationBytes;
+  const double act_out = static_cast<double>(shape_.tokens * local) * kActivationBytes;
   add_memory_op(c, shared ? "shared_activation" : "activation", act_in + act_out, 2 * act_in + act_out,
                 recomputed || recomputes("moe_act"));
-  add_gemm(c, shared ? "shared_fc2" : "fc2", {tokens_, h, local, 1}, recomputed);
+  add_gemm(c, shared ? "shared_fc2" : "fc2", {shape_.tokens, h, local, 1}, recomputed);
   const char* reduce_name = p.sequence_parallel ? (shared ? "shared_reduce_scatter" : "mlp_reduce_scatter")
                                                 : (shared ? "shared_all_reduce" : "mlp_all_reduce");
-  add_row_parallel_comm(c, reduce_name, {tokens_, h, local, 1}, recomputed);
+  add_row_parallel_comm(c, reduce_name, {shape_.tokens, h, local, 1}, recomputed);
 }
 
 void LayerCostModel::add_moe(Builder& c) const {
@@ -428,7 +406,7 @@ void LayerCostModel::add_moe(Builder& c) const {
   const std::int64_t experts = m.num_moe_experts;
   const std::int64_t topk = m.moe_router_topk;
   const std::int64_t local_experts = experts / p.ep;
-  const std::int64_t t = sp_tokens_;  // the MoE block routes the rank's sequence-parallel shard
+  const std::int64_t t = shape_.sp_tokens;  // the MoE block routes the rank's sequence-parallel shard
   const bool rc_moe = recomputes("moe");
 
   // Router: logits GEMM (h × E), then softmax/sigmoid + top-k over E scores in fp32.
@@ -459,21 +437,21 @@ void LayerCostModel::add_moe(Builder& c) const {
     if (s_.moe.dispatcher == Dispatcher::kAllgather) {
       // All-gather the routing input over the EP group, compute local experts, reduce-scatter back.
       const double gathered = static_cast<double>(p.ep) * token_bytes;
-      dispatch = comms_.time(Op::kAllGather, Bytes(gathered), groups_.ep).value();
-      combine = comms_.time(Op::kReduceScatter, Bytes(gathered), groups_.ep).value();
-      dispatch_latency = comms_.latency(Op::kAllGather, groups_.ep).value();
-      combine_latency = comms_.latency(Op::kReduceScatter, groups_.ep).value();
+      dispatch = comms_.time(Op::kAllGather, Bytes(gathered), shape_.groups.ep).value();
+      combine = comms_.time(Op::kReduceScatter, Bytes(gathered), shape_.groups.ep).value();
+      dispatch_latency = comms_.latency(Op::kAllGather, shape_.groups.ep).value();
+      combine_latency = comms_.latency(Op::kReduceScatter, shape_.groups.ep).value();
       dispatch_bytes = combine_bytes = gathered;
     } else {
       // Rows per routed token over NVLink and over the network (moe/dispatch_traffic: one row per
       // token and expert for alltoall; one per domain and per rank for DeepEP / HybridEP).
-      const moe::DispatchRows rows = moe::dispatch_rows({m.num_moe_experts, topk, p.ep, groups_.ep.per_domain,
+      const moe::DispatchRows rows = moe::dispatch_rows({m.num_moe_experts, topk, p.ep, shape_.groups.ep.per_domain,
                                                           s_.moe.routing.device_limited_nodes, s_.moe.dispatcher});
       const double row_elems = static_cast<double>(t * h) * imbalance;
       const double d_elem = moe::dispatch_element_bytes(s_.moe.dispatcher, s_.precision);
       auto split_time = [&](double elem) {
         return comms_.alltoall_split_time(Bytes(row_elems * rows.nvlink * elem),
-                                               Bytes(row_elems * rows.network * elem), groups_.ep)
+                                               Bytes(row_elems * rows.network * elem), shape_.groups.ep)
             .value();
       };
       // Volume: every (token, expert) copy for alltoall, this rank's own included, as the collective
@@ -484,17 +462,17 @@ void LayerCostModel::add_moe(Builder& c) const {
       combine_bytes = row_elems * rows_counted * kActivationBytes;
       dispatch = split_time(d_elem);
       combine = split_time(kActivationBytes);
-      dispatch_latency = combine_latency = comms_.latency(Op::kAllToAll, groups_.ep).value();
+      dispatch_latency = combine_latency = comms_.latency(Op::kAllToAll, shape_.groups.ep).value();
     }
     add_comm(c, "dispatch", OpKind::kEpComm, CommGroup::kEp, dispatch, dispatch_latency, dispatch_bytes, rc_moe);
   }
   double etp_ag = 0, etp_rs = 0, etp_bytes = 0;
   if (p.etp > 1) {
     etp_bytes = static_cast<double>(p.etp * t * topk * h) * kActivationBytes * imbalance;
-    etp_ag = comms_.time(Op::kAllGather, Bytes(etp_bytes), groups_.etp).value();
-    etp_rs = comms_.time(Op::kReduceScatter, Bytes(etp_bytes), groups_.etp).value();
+    etp_ag = comms_.time(Op::kAllGather, Bytes(etp_bytes), shape_.groups.etp).value();
+    etp_rs = comms_.time(Op::kReduceScatter, Bytes(etp_bytes), shape_.groups.etp).value();
     add_comm(c, "etp_all_gather", OpKind::kTpComm, CommGroup::kEtp, etp_ag,
-             comms_.latency(Op::kAllGather, groups_.etp).value(),
+             comms_.latency(Op::kAllGather, shape_.groups.etp).value(),
              etp_bytes, false);
   }
 
@@ -538,7 +516,7 @@ void LayerCostModel::add_moe(Builder& c) const {
   }
   if (p.etp > 1) {
     add_comm(c, "etp_reduce_scatter", OpKind::kTpComm, CommGroup::kEtp, etp_rs,
-             comms_.latency(Op::kReduceScatter, groups_.etp).value(), etp_bytes, false);
+             comms_.latency(Op::kReduceScatter, shape_.groups.etp).value(), etp_bytes, false);
   }
   if (p.ep > 1) add_comm(c, "combine", OpKind::kEpComm, CommGroup::kEp, combine, combine_latency, combine_bytes, rc_moe);
   add_memory_op(c, "unpermute", copies_bytes + token_bytes, copies_bytes + token_bytes, rc_moe,
@@ -553,7 +531,7 @@ OpProgram LayerCostModel::transformer_layer_ops(bool moe, std::int64_t key_span)
   Builder c;
   c.checkpointed = true;  // full recompute checkpoints whole layers; the embedding and the loss are outside
   add_attention(c, key_span);
-  const double act_bytes_sp = static_cast<double>(sp_tokens_ * s_.model.hidden_size) * kActivationBytes;
+  const double act_bytes_sp = static_cast<double>(shape_.sp_tokens * s_.model.hidden_size) * kActivationBytes;
   add_memory_op(c, "pre_mlp_norm", 2 * act_bytes_sp, 3 * act_bytes_sp, recomputes("layernorm"));
   if (moe) {
     add_moe(c);
@@ -579,12 +557,12 @@ const LayerCostModel::LayerKind& LayerCostModel::layer(std::int64_t layer) const
 
 OpProgram LayerCostModel::embedding_ops() const {
   Builder c;
-  const double out = static_cast<double>(sp_tokens_ * s_.model.hidden_size) * kActivationBytes;
+  const double out = static_cast<double>(shape_.sp_tokens * s_.model.hidden_size) * kActivationBytes;
   // Lookup writes the rows; the backward scatter-adds them into the fp32 gradient.
   add_memory_op(c, "embedding", 2 * out, 4 * out, false);
   if (s_.parallel.tp > 1) {
     // Vocab-parallel embedding: partial rows are summed over TP (reduce-scatter with SP).
-    const double full = static_cast<double>(tokens_ * s_.model.hidden_size) * kActivationBytes;
+    const double full = static_cast<double>(shape_.tokens * s_.model.hidden_size) * kActivationBytes;
     add_tp_collective(c, "embedding_reduce", s_.parallel.sequence_parallel ? Op::kReduceScatter : Op::kAllReduce,
                       full, 0.0, false);
   }
@@ -595,14 +573,14 @@ OpProgram LayerCostModel::output_head_ops() const {
   Builder c;
   const auto& m = s_.model;
   const std::int64_t vocab_local = m.vocab_size / s_.parallel.tp;
-  const double full = static_cast<double>(tokens_ * m.hidden_size) * kActivationBytes;
-  const double gemm_s = kernels_.gemm({tokens_, vocab_local, m.hidden_size, 1}, s_.precision).value();
-  add_memory_op(c, "final_norm", 2 * static_cast<double>(sp_tokens_ * m.hidden_size) * kActivationBytes,
-                3 * static_cast<double>(sp_tokens_ * m.hidden_size) * kActivationBytes, false);
+  const double full = static_cast<double>(shape_.tokens * m.hidden_size) * kActivationBytes;
+  const double gemm_s = kernels_.gemm({shape_.tokens, vocab_local, m.hidden_size, 1}, s_.precision).value();
+  add_memory_op(c, "final_norm", 2 * static_cast<double>(shape_.sp_tokens * m.hidden_size) * kActivationBytes,
+                3 * static_cast<double>(shape_.sp_tokens * m.hidden_size) * kActivationBytes, false);
   if (s_.parallel.sequence_parallel) add_tp_collective(c, "head_all_gather", Op::kAllGather, full, gemm_s, false);
   // The LM head runs in 16-bit in every Megatron recipe (TE keeps the output layer out of FP8).
   const Precision keep = s_.precision == Precision::kFp16 ? Precision::kFp16 : Precision::kBf16;
-  add_gemm(c, "lm_head", {tokens_, vocab_local, m.hidden_size, 1}, false, keep);
+  add_gemm(c, "lm_head", {shape_.tokens, vocab_local, m.hidden_size, 1}, false, keep);
   // Vocab-parallel cross-entropy in fp32: read logits, max/sum passes, write fp32 softmax for the
   // backward; backward reads it and writes 16-bit logit gradients.
   // Megatron's vocab_parallel_cross_entropy (core/tensor_parallel/cross_entropy.py, unfused path)
@@ -610,7 +588,7 @@ OpProgram LayerCostModel::output_head_ops() const {
   // (4 + 4), sum (4), divide (4 + 4) = 36 B per logit forward; backward: one-hot subtract (4 + 4),
   // scale by the loss gradient (4 + 4), cast to 16-bit (4 + 2) = 22 B. These passes are not
   // recomputed (the loss sits outside the checkpointed layers).
-  const double logits = static_cast<double>(tokens_ * vocab_local);
+  const double logits = static_cast<double>(shape_.tokens * vocab_local);
   const double ce_fwd = kernels_.memory_bound(Bytes(logits * 36.0)).value() + 4 * kernels_.launch_gap().value();
   const double ce_bwd = kernels_.memory_bound(Bytes(logits * 22.0)).value() + 2 * kernels_.launch_gap().value();
   c.forward.push_back({"cross_entropy", OpKind::kCompute, OpPhase::kForward, ce_fwd, 0, logits * 36.0, 0});
@@ -618,7 +596,7 @@ OpProgram LayerCostModel::output_head_ops() const {
       {"cross_entropy", OpKind::kCompute, OpPhase::kBackward, ce_bwd, 0, logits * 22.0, 0});
   if (s_.parallel.tp > 1) {
     // Max and sum-exp all-reduces over TP (one fp32 per token each), latency-bound.
-    const double small = static_cast<double>(tokens_) * 4.0;
+    const double small = static_cast<double>(shape_.tokens) * 4.0;
     add_tp_collective(c, "loss_max_all_reduce", Op::kAllReduce, small, 0.0, false);
     add_tp_collective(c, "loss_sum_all_reduce", Op::kAllReduce, small, 0.0, false);
   }
@@ -629,9 +607,9 @@ OpProgram LayerCostModel::mtp_projection_ops() const {
   Builder c;
   const std::int64_t h = s_.model.hidden_size;
   // eh_proj: concat(norm(h), norm(emb)) [2h] → h, replicated over TP in Megatron's MTP block.
-  add_gemm(c, "mtp_eh_proj", {tokens_, h, 2 * h, 1}, false);
-  add_memory_op(c, "mtp_norms", 4 * static_cast<double>(tokens_ * h) * kActivationBytes,
-                6 * static_cast<double>(tokens_ * h) * kActivationBytes, false);
+  add_gemm(c, "mtp_eh_proj", {shape_.tokens, h, 2 * h, 1}, false);
+  add_memory_op(c, "mtp_norms", 4 * static_cast<double>(shape_.tokens * h) * kActivationBytes,
+                6 * static_cast<double>(shape_.tokens * h) * kActivationBytes, false);
   return c.finish();
 }
 

@@ -12,6 +12,7 @@
 #include "compute/kernel_cost.hpp"
 #include "core/named_enum.hpp"
 #include "scenario/scenario.hpp"
+#include "schedule/step_shape.hpp"
 
 namespace moesim::program {
 
@@ -83,19 +84,13 @@ struct OpProgram {
   [[nodiscard]] UnitCost cost() const;
 };
 
-/// Process groups of the layout and where they sit on the system (Megatron rank order tp-cp-ep-dp-pp,
-/// expert grid etp-ep-edp-pp).
-struct GroupLayout {
-  collective::GroupPlacement tp, cp, ep, etp, dp, edp, pp;
-};
-[[nodiscard]] GroupLayout place_groups(const Scenario& s);
 
 /// Per-scenario cost model of the layer kinds; create once, query per layer kind.
 class LayerCostModel {
  public:
   /// `log`: collect every kernel shape queried (moesim calibrate); the expert GEMMs are then queried
   /// as the grouped GEMMs a profile would price.
-  explicit LayerCostModel(const Scenario& s, compute::KernelQueryLog* log = nullptr);
+  LayerCostModel(const Scenario& s, const schedule::StepShape& shape, compute::KernelQueryLog* log = nullptr);
 
   /// A transformer layer: `moe` selects the MoE block, `key_span` the attention span (seq or window).
   [[nodiscard]] OpProgram transformer_layer_ops(bool moe, std::int64_t key_span) const;
@@ -121,7 +116,8 @@ class LayerCostModel {
   [[nodiscard]] UnitCost output_head() const { return output_head_ops().cost(); }
   [[nodiscard]] UnitCost mtp_projection() const { return mtp_projection_ops().cost(); }
 
-  [[nodiscard]] const GroupLayout& groups() const { return groups_; }
+  [[nodiscard]] const schedule::GroupLayout& groups() const { return shape_.groups; }
+  [[nodiscard]] const schedule::StepShape& shape() const { return shape_; }
   [[nodiscard]] const compute::KernelCostModel& kernels() const { return kernels_; }
   /// Collective times (the closed form, or the scenario's calibration profile) for both fidelities.
   [[nodiscard]] const collective::CollectiveCostModel& collectives() const { return comms_; }
@@ -177,9 +173,7 @@ class LayerCostModel {
   const Scenario& s_;
   compute::KernelCostModel kernels_;
   collective::CollectiveCostModel comms_;
-  GroupLayout groups_;
-  std::int64_t tokens_ = 0;     ///< tokens of this rank's sequence slice: mbs·seq/cp
-  std::int64_t sp_tokens_ = 0;  ///< tokens held between blocks: tokens/tp with sequence parallelism
+  schedule::StepShape shape_;  ///< a copy, so a caller may pass a temporary
   bool full_recompute_ = false;
   /// Built layer kinds by (MoE?, attention span); a model instance is used by one thread.
   mutable std::map<std::pair<bool, std::int64_t>, LayerKind> layer_kinds_;

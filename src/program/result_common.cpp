@@ -9,6 +9,7 @@
 #include "program/host_caveat.hpp"
 #include "program/layer_cost.hpp"
 #include "program/profile_warnings.hpp"
+#include "schedule/step_shape.hpp"
 #include "memory/memory_result.hpp"
 #include "model/counts.hpp"
 
@@ -54,7 +55,7 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, 
   // The closed form prices balanced expert loads; the simulation draws the routing and runs each
   // EP rank with its own load.
   const bool estimate = r.fidelity == Fidelity::kEstimate;
-  if (estimate && s.model.is_moe() && s.moe.routing.distribution != RoutingDistribution::kBalanced) {
+  if (estimate && schedule::routing_skewed(s)) {
     r.warnings.push_back(fmt::format(
         "routing distribution '{}': fidelity estimate assumes balanced expert loads (moe_imbalance 1.0); "
         "fidelity simulation draws them",

@@ -9,16 +9,11 @@
 
 namespace moesim::sim {
 
-/// Tokens each EP rank routes per micro-batch and MoE layer: its sequence-parallel slice of the
-/// micro-batch, micro_batch × seq / cp (/ tp with sequence parallelism).
-[[nodiscard]] std::int64_t routed_tokens_per_rank(const Scenario& s);
-
 /// The expert-load model the simulation draws from: the scenario's routing, experts, top-k and seed,
 /// and the experts on one NVLink domain's EP ranks (device-limited routing), `ep_ranks_per_domain`
 /// being the EP group's members per domain. Draw (layer, micro-batch) of step 0 is
-/// `expert_tokens(routed_tokens_per_rank(s) × ep, layer, microbatch)` (model layer indices).
+/// `expert_tokens(sp_tokens × ep, layer, microbatch)`, `sp_tokens` being the tokens each EP rank routes
+/// per micro-batch and MoE layer (schedule::StepShape) (model layer indices).
 [[nodiscard]] moe::ExpertLoadModel expert_load_model(const Scenario& s, std::int64_t ep_ranks_per_domain);
-/// The same, with the EP group placed on the system as the cost model places it.
-[[nodiscard]] moe::ExpertLoadModel expert_load_model(const Scenario& s);
 
 }  // namespace moesim::sim

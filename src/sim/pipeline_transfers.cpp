@@ -17,7 +17,7 @@ bool StepSimulation::end_pass(std::int64_t st, const PipelinePass& pass) {
   const std::size_t k = slot(to_pass);
   const SimTime start = queue_.now();
   receiver.send_start[k] = start;
-  const double t = costs_.collectives().time(Op::kSendRecv, Bytes(boundary_bytes_), costs_.groups().pp).value();
+  const double t = costs_.collectives().time(Op::kSendRecv, Bytes(shape_.boundary_bytes), costs_.groups().pp).value();
   const double latency = costs_.collectives().latency(Op::kSendRecv, costs_.groups().pp).value();
   // 1F1B exchanges activations with blocking batched send/recv; the interleaved schedule overlaps
   // them with compute (overlap_p2p_comm, as Megatron's recipes run it) until the next pass of the
@@ -30,7 +30,7 @@ bool StepSimulation::end_pass(std::int64_t st, const PipelinePass& pass) {
                     std::int64_t ev = -1;
                     if (tracks_) {
                       ev = tracks_->transfer(static_cast<std::size_t>(st), Track::kPp, "p2p_send", start,
-                                             queue_.now(), boundary_bytes_, pass.microbatch, pass.chunk,
+                                             queue_.now(), shape_.boundary_bytes, pass.microbatch, pass.chunk,
                                              pass.backward);
                     }
                     deliver(to, k, ev);

@@ -12,18 +12,12 @@
 namespace moesim::sim::detail {
 
 StepSimulation::StepSimulation(const Scenario& s, const SimOptions& options)
-    : s_(s), options_(options), costs_(s), stages_(schedule::plan_stages(s)),
-      params_(schedule::rank_params(s, stages_)),
-      loads_(expert_load_model(s, costs_.groups().ep.per_domain)),
-      ports_(queue_, s.system, ranks_to_simulate(s)) {
+    : s_(s), options_(options), shape_(schedule::step_shape(s)), costs_(s, shape_),
+      stages_(schedule::plan_stages(s)), params_(schedule::rank_params(s, stages_)),
+      loads_(expert_load_model(s, shape_.groups.ep.per_domain)), ports_(queue_, s.system, shape_.simulated_ranks) {
   const auto& p = s.parallel;
-  m_ = s.num_microbatches();
+  m_ = shape_.microbatches;
   vpp_ = p.vpp;
-  // Activations (forward) and their gradients (backward) crossing a stage boundary: one
-  // micro-batch of the rank's sequence slice, sequence-parallel-sharded over TP, 16-bit.
-  boundary_bytes_ = static_cast<double>(s.training.micro_batch_size * s.training.seq_length / p.cp *
-                                        s.model.hidden_size) *
-                    2.0 / (p.sequence_parallel ? static_cast<double>(p.tp) : 1.0);
   // Under balanced routing every rank of a stage runs the same ops at the same times, so one
   // stands for all; under skew the EP ranks of a stage differ and each is simulated.
   ragged_ = s.model.is_moe() && !loads_.balanced();
@@ -118,7 +112,7 @@ const StepSimulation::RoutingDraw& StepSimulation::routing_draw(std::int32_t lay
   auto it = load_cache_.find(key);
   if (it != load_cache_.end()) return it->second;
   const auto& p = s_.parallel;
-  const std::int64_t tokens_per_rank = routed_tokens_per_rank();
+  const std::int64_t tokens_per_rank = shape_.sp_tokens;
   std::vector<double> experts = loads_.expert_tokens(tokens_per_rank * p.ep, layer, microbatch);
   // The load table records the copies the router kept; padding changes the work, not the routing.
   std::vector<double> routed;
@@ -154,12 +148,11 @@ const StepSimulation::RoutingDraw& StepSimulation::routing_draw(std::int32_t lay
   return load_cache_.emplace(key, std::move(draw)).first->second;
 }
 
-std::int64_t StepSimulation::routed_tokens_per_rank() const { return sim::routed_tokens_per_rank(s_); }
 
 DispatchMatrixResult StepSimulation::dispatch_matrix_of(std::int32_t layer) {
   const auto& p = s_.parallel;
   const LayerLoadSum& sum = layer_loads_.at(layer);
-  const std::int64_t tokens_per_rank = routed_tokens_per_rank();
+  const std::int64_t tokens_per_rank = shape_.sp_tokens;
   // Mean copies per expert over the layer's draws, on the ranks that hold them; padded to capacity
   // every expert holds the same.
   std::vector<double> experts = sum.tokens;

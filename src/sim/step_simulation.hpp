@@ -26,6 +26,7 @@
 #include "moe/expert_loads.hpp"
 #include "moe/placement.hpp"
 #include "schedule/pipeline_schedule.hpp"
+#include "schedule/step_shape.hpp"
 #include "sim/chunk_program.hpp"
 #include "sim/port_network.hpp"
 #include "sim/sim_tracks.hpp"
@@ -113,10 +114,6 @@ class StepSimulation {
  private:
   /// Between batches of events: a requested stop (StoppedError) and the progress callback.
   void poll() const;
-  static std::int64_t ranks_to_simulate(const Scenario& s) {
-    const bool skewed = s.model.is_moe() && s.moe.routing.distribution != RoutingDistribution::kBalanced;
-    return s.parallel.pp * (skewed ? s.parallel.ep : 1);
-  }
   std::int64_t index_of(std::int64_t stage, std::int64_t ep_index) const { return stage * ep_sim_ + ep_index; }
   RankState& rank(std::int64_t i) { return ranks_[static_cast<std::size_t>(i)]; }
 
@@ -269,6 +266,7 @@ class StepSimulation {
 
   const Scenario& s_;
   SimOptions options_;
+  schedule::StepShape shape_;  // before costs_, loads_ and ports_, which are built from it
   program::LayerCostModel costs_;
   std::vector<schedule::StageLayers> stages_;
   std::vector<schedule::RankParams> params_;
@@ -295,8 +293,6 @@ class StepSimulation {
   double imbalance_sum_ = 0, imbalance_max_ = 1.0, dropped_ = 0;
   /// Per MoE layer: drawn tokens per expert summed over micro-batches, the draws, the worst imbalance
   /// (the result's per-layer × per-expert load table).
-  /// Tokens each EP rank routes per micro-batch and MoE layer.
-  [[nodiscard]] std::int64_t routed_tokens_per_rank() const;
   /// The EP rank-pair bytes of `layer`'s dispatch and combine at its mean drawn loads.
   DispatchMatrixResult dispatch_matrix_of(std::int32_t layer);
   struct LayerLoadSum {
@@ -307,7 +303,6 @@ class StepSimulation {
   };
   std::map<std::int32_t, LayerLoadSum> layer_loads_;
   std::int64_t imbalance_draws_ = 0;
-  double boundary_bytes_ = 0;
   Timeline timeline_;
   std::unique_ptr<TrackRecorder> tracks_;
 };

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "schedule/step_shape.hpp"
 #include "sim/step_simulation.hpp"
 
 namespace moesim::sim {
@@ -12,8 +13,7 @@ namespace moesim::sim {
 // In doubles: the factors are each bounded by the scenario limits, their product is not (2^77).
 SimulationSize simulation_size(const Scenario& s) {
   SimulationSize z;
-  const bool skewed = s.model.is_moe() && s.moe.routing.distribution != RoutingDistribution::kBalanced;
-  z.simulated_ranks = static_cast<double>(s.parallel.pp) * static_cast<double>(skewed ? s.parallel.ep : 1);
+  z.simulated_ranks = static_cast<double>(s.parallel.pp) * static_cast<double>(schedule::routing_skewed(s) ? s.parallel.ep : 1);
   z.microbatches = static_cast<double>(s.num_microbatches());
   z.layers_per_stage = static_cast<double>((s.model.num_layers + s.parallel.pp - 1) / s.parallel.pp);
   z.layer_passes = z.simulated_ranks * 2.0 * z.microbatches * std::max(z.layers_per_stage, 1.0);

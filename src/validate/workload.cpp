@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "schedule/step_shape.hpp"
 #include "sim/expert_draws.hpp"
 
 namespace moesim::validate {
@@ -185,6 +186,7 @@ ValidationWorkload make_workload(const ProxyPlan& plan, std::int64_t steps, std:
   check_run_length(steps, warmup);
   const Scenario& s = plan.scenario;
   check_runnable(s);
+  const schedule::StepShape shape = schedule::step_shape(s);
   const model::ModelSpec& m = s.model;
   const ParallelSpec& par = s.parallel;
   ValidationWorkload w;
@@ -206,7 +208,7 @@ ValidationWorkload make_workload(const ProxyPlan& plan, std::int64_t steps, std:
   w.warmup = warmup;
   w.micro_batch = s.training.micro_batch_size;
   w.seq = s.training.seq_length;
-  w.tokens_per_rank = sim::routed_tokens_per_rank(s);
+  w.tokens_per_rank = shape.sp_tokens;  // what each EP rank routes per micro-batch and MoE layer
   w.hidden = m.hidden_size;
   w.heads = m.num_attention_heads;
   w.kv_heads = m.num_query_groups;
@@ -234,7 +236,7 @@ ValidationWorkload make_workload(const ProxyPlan& plan, std::int64_t steps, std:
   w.expert_ffn = m.moe_ffn_hidden_size;
   w.shared_ffn = m.moe_shared_expert_intermediate_size;
   // The draws the simulation prices: its load model, the EP group's tokens, step 0.
-  const moe::ExpertLoadModel loads = sim::expert_load_model(s);
+  const moe::ExpertLoadModel loads = sim::expert_load_model(s, shape.groups.ep.per_domain);
   const std::int64_t tokens = w.tokens_per_rank * w.ep;
   w.routed_copies.resize(static_cast<std::size_t>(w.layers));
   for (std::int64_t l = 0; l < w.layers; ++l) {

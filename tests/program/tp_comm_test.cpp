@@ -43,7 +43,7 @@ TEST_CASE("sequence-parallel all-gathers move the quantised tensor, reduce-scatt
   for (const Precision p : {Precision::kBf16, Precision::kFp8, Precision::kFp8Blockwise}) {
     CAPTURE(to_string(p));
     const Scenario s = tp_scenario(p, false);
-    const program::LayerCostModel model(s);
+    const program::LayerCostModel model(s, schedule::step_shape(s));
     const auto ops = model.transformer_layer_ops(false, 8192);
     const auto& gather = find(ops.forward, "attn_all_gather");
     const auto& scatter = find(ops.forward, "attn_reduce_scatter");
@@ -62,7 +62,7 @@ TEST_CASE("sequence-parallel all-gathers move the quantised tensor, reduce-scatt
 
 TEST_CASE("without userbuffers only the column-parallel backward hides its collectives") {
   const Scenario s = tp_scenario(Precision::kBf16, false);
-  const program::LayerCostModel model(s);
+  const program::LayerCostModel model(s, schedule::step_shape(s));
   const auto ops = model.transformer_layer_ops(false, 8192);
   const auto& tp = model.groups().tp;
   const auto& comms = model.collectives();
@@ -83,8 +83,8 @@ TEST_CASE("FP8 halves the exposed TP traffic of the all-gathers, not of the redu
   // LayerCostModel keeps a reference to its scenario: the scenarios outlive the models.
   const Scenario s_bf16 = tp_scenario(Precision::kBf16, false);
   const Scenario s_fp8 = tp_scenario(Precision::kFp8, false);
-  const program::LayerCostModel bf16(s_bf16);
-  const program::LayerCostModel fp8(s_fp8);
+  const program::LayerCostModel bf16(s_bf16, schedule::step_shape(s_bf16));
+  const program::LayerCostModel fp8(s_fp8, schedule::step_shape(s_fp8));
   const auto b = bf16.transformer_layer_ops(false, 8192);
   const auto f = fp8.transformer_layer_ops(false, 8192);
   CHECK(find(f.forward, "mlp_all_gather").seconds < 0.75 * find(b.forward, "mlp_all_gather").seconds);
@@ -95,8 +95,8 @@ TEST_CASE("FP8 halves the exposed TP traffic of the all-gathers, not of the redu
 TEST_CASE("userbuffers overlap hides the blocking collectives under their own GEMMs") {
   const Scenario s_plain = tp_scenario(Precision::kBf16, false);
   const Scenario s_ub = tp_scenario(Precision::kBf16, true);
-  const program::LayerCostModel plain(s_plain);
-  const program::LayerCostModel ub(s_ub);
+  const program::LayerCostModel plain(s_plain, schedule::step_shape(s_plain));
+  const program::LayerCostModel ub(s_ub, schedule::step_shape(s_ub));
   const auto p = plain.transformer_layer_ops(false, 8192).cost();
   const auto u = ub.transformer_layer_ops(false, 8192).cost();
   CHECK(u.forward.tp_comm < p.forward.tp_comm);

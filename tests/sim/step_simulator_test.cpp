@@ -84,7 +84,7 @@ TEST_CASE("two-stage 1F1B pipeline: the step time and the bubble by hand") {
   // Stage 0 ends last: step = f0 + t + m·(f1 + b1 + t) + b0 + optimizer_0, where t is one
   // activation transfer (blocking batched send/recv in 1F1B).
   const Scenario s = make("llama-3-8b", "hgx-h100", 2, 1, 2, 1, 4);
-  const program::LayerCostModel costs(s);
+  const program::LayerCostModel costs(s, schedule::step_shape(s));
   const auto stages = schedule::plan_stages(s);
   const auto p0 = sim::build_chunk_programs(s, costs, stages[0]);
   const auto p1 = sim::build_chunk_programs(s, costs, stages[1]);
