@@ -75,11 +75,11 @@ TEST_CASE("every table is present even when empty; a published profile's unknown
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"schema", "provenance", "gemm", "grouped_gemm", "kernels", "attention", "collectives"});
-  for (const char* table : {"gemm", "grouped_gemm", "kernels", "attention", "collectives"}) CHECK(j[table] == nlohmann::json::array());
+  for (const char* table : {"gemm", "grouped_gemm", "kernels", "attention", "collectives"}) CHECK(j[table] == nlohmann::ordered_json::array());
   CHECK(j["schema"] == "moesim.profile/1");
   CHECK(j["provenance"]["source"] == "published");
   CHECK_FALSE(j["provenance"].contains("sm_count"));
   CHECK_FALSE(j["provenance"].contains("gpus_visible"));
   CHECK(j["provenance"]["sm_clock_mhz"] == 1755.5);
-  CHECK(j["provenance"]["citations"] == nlohmann::json::array());
+  CHECK(j["provenance"]["citations"] == nlohmann::ordered_json::array());
 }
