@@ -16,6 +16,7 @@
 #include "core/format.hpp"
 #include "planner/published_rank.hpp"
 #include "report/result_json.hpp"
+#include "report/scenario_json.hpp"
 #include "scenario/plan.hpp"
 
 namespace moesim::cli {

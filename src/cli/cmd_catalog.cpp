@@ -1,4 +1,4 @@
-// `moesim models list|show|import`, `moesim systems list|show`, `moesim scenarios list`: the built-in
+// `moesim models list|show|import`, `moesim systems list|show`, `moesim scenarios list|fields`: the built-in
 // catalogue and the HuggingFace importer.
 #include <cstdio>
 #include <memory>
@@ -12,6 +12,7 @@
 #include "config/model_loader.hpp"
 #include "core/file_io.hpp"
 #include "model/counts.hpp"
+#include "report/field_reference.hpp"
 #include "report/result_json.hpp"
 
 namespace moesim::cli {
@@ -116,6 +117,14 @@ void register_scenarios(CLI::App& app, Commands& commands) {
         const auto s = config::load_builtin_scenario(name);
         std::printf("%-30s %s\n", name.c_str(), s ? s->name.c_str() : "");
       }
+      return 0;
+    });
+  });
+  auto* fields = scenarios->add_subcommand(
+      "fields", "Print the scenario field reference (Markdown: docs/scenario-fields.md) from the field tables.");
+  fields->callback([&commands] {
+    commands.set([] {
+      std::fputs(report::scenario_field_reference().c_str(), stdout);
       return 0;
     });
   });

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/field_option.hpp"
 #include "cli/progress_line.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/plan_args.hpp"
@@ -199,8 +200,8 @@ void register_plan(CLI::App& app, Commands& commands) {
   sub->add_option("--model", o->model, "model preset (`moesim models list`)");
   sub->add_option("--system", o->system, "cluster preset (`moesim systems list`)");
   sub->add_option("--gpus", o->gpus, "GPU count N, a list N1,N2, or a range FROM:TO (doubling; Pareto front over GPUs)");
-  sub->add_option("--seq", o->seq, "sequence length (tokens)")->check(CLI::Range(1, 1 << 24));
-  sub->add_option("--global-batch", o->global_batch, "sequences per optimizer step")->check(CLI::Range(1, 1 << 24));
+  add_field_option(sub, "training.seq_length", o->seq);
+  add_field_option(sub, "training.global_batch_size", o->global_batch);
   sub->add_option("--tp", o->tp, "tensor-parallel sizes to try (default 1,2,4,8,16 up to the NVLink domain)");
   sub->add_option("--cp", o->cp, "context-parallel sizes (default 1,2,4,8)");
   sub->add_option("--pp", o->pp, "pipeline sizes (default powers of two and divisors of the layers up to 32)");
@@ -215,10 +216,7 @@ void register_plan(CLI::App& app, Commands& commands) {
                   "precisions to search: a list (bf16,fp8,fp8-blockwise,mxfp8,nvfp4) or all (default: the scenario's, else bf16)");
   sub->add_option("--dispatcher", o->dispatcher,
                   "MoE token dispatchers to search: alltoall, allgather, deepep, hybridep (default: the scenario's and deepep)");
-  sub->add_option("--host-sync-idle-s", o->host_sync_idle_s,
-                  "seconds the GPU idles per MoE layer forward at the token-count read-back, measured on your stack "
-                  "(moe.host_sync_idle_s; default: the scenario's, else 0 = not priced)")
-      ->check(finite_range(0.0, 1.0));
+  add_field_option(sub, "moe.host_sync_idle_s", o->host_sync_idle_s);  // default: the scenario's
   sub->add_option("--objective", o->objective, "throughput, tokens-per-gpu-hour or time-to-tokens")
       ->check(CLI::IsMember({"throughput", "tokens-per-gpu-hour", "time-to-tokens"}));
   sub->add_option("--token-budget", o->token_budget, "tokens to train (reports the time to train them)")

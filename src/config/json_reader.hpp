@@ -4,13 +4,14 @@
 // of config/ (scenario, model, HF config.json, GPU and system presets) are written with it.
 #include <cstdint>
 #include <initializer_list>
-#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "core/value_range.hpp"
 
 namespace moesim::config {
 
@@ -30,19 +31,6 @@ using Json = nlohmann::json;
 [[nodiscard]] std::string json_quoted(const std::string& s);
 /// "an integer", "a string", ... for "expected X, got Y" messages.
 [[nodiscard]] std::string describe_type(const Json& v);
-
-/// Inclusive bounds of an integer field. The upper bounds keep absurd inputs (10^12 GPUs) from
-/// reaching any allocation.
-struct IntRange {
-  std::int64_t min = 1;
-  std::int64_t max = std::numeric_limits<std::int32_t>::max();
-};
-
-struct NumberRange {
-  double min = 0;
-  double max = std::numeric_limits<double>::max();
-  bool min_exclusive = false;  ///< true: value must be > min
-};
 
 /// One JSON object read strictly. The constructor checks that `value` is an object and that every key
 /// is in `allowed_keys` (else InputError "unknown key 'k'" listing the allowed keys). Getters mark

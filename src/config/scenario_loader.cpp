@@ -1,42 +1,28 @@
-// The strict scenario loader (../shared/spec/scenario.md, version 1). Sections are read in a fixed
-// order so that a file with several mistakes always reports the same one first.
+// The strict scenario loader (../shared/spec/scenario.md, version 1), driven by the field tables
+// (scenario/scenario_fields.hpp): their keys are the allowed lists, their ranges the checks, and
+// fields are read in table order, so a file with several mistakes always reports the same one first.
 #include "config/scenario_loader.hpp"
 
-#include <algorithm>
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "config/enum_field.hpp"
 #include "config/hw_loader.hpp"
 #include "config/model_loader.hpp"
 #include "config/profile_loader.hpp"
-#include "config/scenario_limits.hpp"
 #include "config/scenario_sections.hpp"
 #include "config/topology_loader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "scenario/scenario_fields.hpp"
 
 namespace moesim::config {
-namespace lim = scenario_limits;
+namespace lim = scenario_fields;
 
 namespace {
-
-constexpr const char* kSchema = "moesim.scenario/1";
-
-const Json& require_section(const Json& obj, const char* key, const std::string& allowed) {
-  const auto it = obj.find(key);
-  if (it == obj.end()) throw InputError(std::string("/") + key, "", "required field is missing", allowed);
-  return *it;
-}
-
-void read_schema(const ObjectReader& top) {
-  const Json* v = top.get("schema");
-  if (!v) return;
-  if (!v->is_string() || v->get<std::string>() != kSchema) {
-    throw InputError("/schema", describe_value(*v), "unsupported scenario schema", kSchema);
-  }
-}
 
 /// {"topology": FILE} (with "gpus", "gpu", "profile" optional): the cluster derived from a topology
 /// file, FILE relative to the scenario's folder (docs/topology.md, "A topology file in a scenario").
@@ -91,44 +77,10 @@ void read_system(const Json& value, const std::filesystem::path& base_dir, Scena
   if (!s.profile.empty()) s.calibration = resolve_profile(s.profile, base_dir, s.system.gpu, "/system/profile");
 }
 
-TrainingSpec read_training(const Json& value, AttentionBackend& backend) {
-  const ObjectReader r(value, "/training", {"seq_length", "micro_batch_size", "global_batch_size", "attention_backend"});
-  TrainingSpec t;
-  t.seq_length = r.require_int("seq_length", lim::kSeqLength);
-  t.micro_batch_size = r.get_int("micro_batch_size", 1, lim::kMicroBatch);
-  t.global_batch_size = r.require_int("global_batch_size", lim::kGlobalBatch);
-  backend = get_enum_value(r, "attention_backend", AttentionBackend::kFlash, kAttentionBackendNames);
-  return t;
-}
-
-ParallelSpec read_parallel(const Json* value, std::int64_t gpus) {
-  ParallelSpec p;
-  if (!value) {
-    p.dp = gpus;
-    return p;
-  }
-  const ObjectReader r(*value, "/parallel",
-                       {"tp", "pp", "vpp", "cp", "ep", "etp", "dp", "sequence_parallel", "tp_comm_overlap",
-                        "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"});
-  p.tp = r.get_int("tp", 1, lim::kParallelSize);
-  p.pp = r.get_int("pp", 1, lim::kParallelSize);
-  p.vpp = r.get_int("vpp", 1, lim::kParallelSize);
-  p.cp = r.get_int("cp", 1, lim::kParallelSize);
-  p.ep = r.get_int("ep", 1, lim::kParallelSize);
-  p.etp = r.get_int("etp", p.tp, lim::kParallelSize);  // Megatron: expert TP defaults to TP
-  // A given dp that disagrees is reported by validate_layout, after the divisibility it depends on.
-  p.dp = r.get_int("dp", std::max<std::int64_t>(1, gpus / p.model_parallel()), lim::kParallelSize);
-  p.sequence_parallel = r.get_bool("sequence_parallel", p.tp > 1);
-  p.tp_comm_overlap = r.get_bool("tp_comm_overlap", false);
-  p.account_for_embedding_in_pipeline_split = r.get_bool("account_for_embedding_in_pipeline_split", false);
-  p.account_for_loss_in_pipeline_split = r.get_bool("account_for_loss_in_pipeline_split", false);
-  return p;
-}
-
-Precision read_precision(const ObjectReader& top, const hw::GpuSpec& gpu) {
-  const std::string name = top.get_enum("precision", "bf16", names_of(kPrecisionNames));
-  const Precision p = *precision_from_string(name);
-  if (gpu.supports(p)) return p;
+/// A precision the GPU lacks is refused naming the GPU presets that have it.
+void check_precision_supported(Precision p, const hw::GpuSpec& gpu) {
+  if (gpu.supports(p)) return;
+  const std::string name(to_string(p));
   std::vector<std::string> gpus_with, supported;
   for (const auto& g : gpu_preset_names()) {
     if (load_gpu_preset(g).supports(p)) gpus_with.push_back(g);
@@ -142,36 +94,135 @@ Precision read_precision(const ObjectReader& top, const hw::GpuSpec& gpu) {
                    join(supported));
 }
 
-model::FlopsConvention read_flops_convention(const ObjectReader& top) {
-  return get_enum_value(top, "flops_convention", model::FlopsConvention::kMegatron, model::kFlopsConventionNames);
-}
+
+/// Every key of a field table, in table order (the strict reader's allowed list), and the required ones.
+struct KeyCollector {
+  std::vector<std::string> keys, required;
+  void add(const FieldInfo& info) {
+    keys.emplace_back(info.key);
+    if (info.required) required.emplace_back(info.key);
+  }
+  template <typename... A> void section(const FieldInfo& i, A&&...) { add(i); }
+  template <typename... A> void special(const FieldInfo& i, A&&...) { add(i); }
+  template <typename... A> void constant(const FieldInfo& i, A&&...) { add(i); }
+  template <typename... A> void text(const FieldInfo& i, A&&...) { add(i); }
+  template <typename... A> void integer(const FieldInfo& i, A&&...) { add(i); }
+  template <typename... A> void number(const FieldInfo& i, A&&...) { add(i); }
+  template <typename... A> void optional_integer(const FieldInfo& i, A&&...) { add(i); }
+  template <typename... A> void optional_number(const FieldInfo& i, A&&...) { add(i); }
+  template <typename... A> void boolean(const FieldInfo& i, A&&...) { add(i); }
+  template <typename... A> void enumeration(const FieldInfo& i, A&&...) { add(i); }
+};
+
+/// Reads one JSON object of a scenario into its members through the field table: a field that is
+/// absent (or null) keeps the struct's default or takes its derived default.
+class FieldReader {
+ public:
+  FieldReader(const ObjectReader& r, Scenario& s, const std::filesystem::path& base_dir)
+      : r_(r), s_(s), base_dir_(base_dir) {}
+
+  /// An absent optional section reads as {}: its derived defaults still apply (dp = gpus).
+  template <typename Inner>
+  void section(const FieldInfo& info, Inner&& inner) {
+    KeyCollector table;
+    inner(table);
+    const Json* value = r_.get(info.key);
+    if (!value && info.required) {
+      std::string allowed = "{";
+      for (const auto& key : table.required) allowed += "\"" + key + "\", ";
+      throw InputError(r_.path_of(info.key), "", "required field is missing", allowed + "...}");
+    }
+    static const Json kEmpty = Json::object();
+    const ObjectReader sub(value ? *value : kEmpty, r_.path_of(info.key), table.keys);
+    FieldReader reader(sub, s_, base_dir_);
+    inner(reader);
+  }
+
+  void constant(const FieldInfo& info, std::string_view text) const {
+    const Json* v = r_.get(info.key);
+    if (v && (!v->is_string() || v->get<std::string>() != text)) {
+      throw InputError(r_.path_of(info.key), describe_value(*v), "unsupported scenario schema", std::string(text));
+    }
+  }
+  void text(const FieldInfo& info, std::string& member) const { member = r_.get_string(info.key, member); }
+
+  template <typename T>
+  void integer(const FieldInfo& info, T& member, IntRange range,
+               DeriveFn<Scenario, std::int64_t> derive = nullptr) const {
+    if (info.required) {
+      member = static_cast<T>(r_.require_int(info.key, range));
+    } else if (const auto v = r_.optional_int(info.key, range)) {
+      member = static_cast<T>(*v);
+    } else if (derive) {
+      member = static_cast<T>(derive(s_));
+    }
+  }
+  void number(const FieldInfo& info, double& member, NumberRange range) const {
+    member = r_.get_number(info.key, member, range);
+  }
+  void optional_integer(const FieldInfo& info, std::optional<std::int64_t>& member, IntRange range) const {
+    member = r_.optional_int(info.key, range);
+  }
+  void optional_number(const FieldInfo& info, std::optional<double>& member, NumberRange range) const {
+    member = r_.optional_number(info.key, range);
+  }
+  void boolean(const FieldInfo& info, bool& member, DeriveFn<Scenario, bool> derive = nullptr) const {
+    if (const auto v = r_.optional_bool(info.key)) {
+      member = *v;
+    } else if (derive) {
+      member = derive(s_);
+    }
+  }
+  template <typename E, std::size_t N>
+  void enumeration(const FieldInfo& info, E& member, const EnumNames<E, N>& table) const {
+    member = info.required ? require_enum_value(r_, info.key, table) : get_enum_value(r_, info.key, member, table);
+    // The GPU is read before the precision (table order): a format it lacks is refused here.
+    if constexpr (std::is_same_v<E, Precision>) check_precision_supported(member, s_.system.gpu);
+  }
+
+  void special(const FieldInfo& info, model::ModelSpec& member) const {
+    const Json* v = r_.get(info.key);
+    if (!v) {
+      throw InputError(r_.path_of(info.key), "", "required field is missing",
+                       "a preset name (" + join(model_preset_names()) +
+                           "), {\"preset\": ...}, {\"hf_config\": ...} or a full definition");
+    }
+    member = resolve_model_field(*v, r_.path_of(info.key), base_dir_, &s_.model_ref);
+  }
+  void special(const FieldInfo& info, hw::SystemSpec& /*member: read_system fills it and what it came from*/) const {
+    const Json* v = r_.get(info.key);
+    if (!v) {
+      throw InputError(r_.path_of(info.key), "", "required field is missing",
+                       "{\"preset\": NAME, \"gpus\": N} or {\"topology\": FILE}");
+    }
+    read_system(*v, base_dir_, s_);
+  }
+  void special(const FieldInfo& info, RecomputeSpec& member) const { member = detail::read_recompute(r_.get(info.key)); }
+  /// The histogram's contents are checked against the model, read before it (table order).
+  void special(const FieldInfo& info, RoutingSpec& member) const {
+    const Json* v = r_.get(info.key);
+    if (!v) return;
+    member = detail::read_routing(*v, r_.path_of(info.key), base_dir_);
+    detail::load_routing_histogram_of(member, s_.model, base_dir_);
+  }
+
+ private:
+  const ObjectReader& r_;
+  Scenario& s_;
+  const std::filesystem::path& base_dir_;
+};
 
 }  // namespace
 
 Scenario parse_scenario_spec(const Json& obj, const std::string& file, const std::filesystem::path& base_dir) {
   try {
-    const ObjectReader top(obj, "",
-                           {"schema", "name", "model", "system", "training", "parallel", "precision", "recompute", "moe",
-                            "optimizer", "seed", "flops_convention"});
-    read_schema(top);
     Scenario s;
     s.file = file;
-    s.name = top.get_string("name", "");
-    s.model = resolve_model_field(
-        require_section(obj, "model", "a preset name (" + join(model_preset_names()) +
-                                          "), {\"preset\": ...}, {\"hf_config\": ...} or a full definition"),
-        "/model", base_dir, &s.model_ref);
-    read_system(require_section(obj, "system", "{\"preset\": NAME, \"gpus\": N} or {\"topology\": FILE}"), base_dir, s);
-    s.training = read_training(require_section(obj, "training", "{\"seq_length\", \"global_batch_size\", ...}"),
-                               s.attention_backend);
-    s.parallel = read_parallel(top.get("parallel"), s.system.gpus);
-    s.precision = read_precision(top, s.system.gpu);
-    s.recompute = detail::read_recompute(top.get("recompute"));
-    s.moe = detail::read_moe(top.get("moe"), base_dir);
-    detail::load_routing_histogram_of(s.moe.routing, s.model, base_dir);  // checked against the model just read
-    s.optimizer = detail::read_optimizer(top.get("optimizer"));
-    s.seed = static_cast<std::uint64_t>(top.get_int("seed", 0, lim::kSeed));
-    s.flops_convention = read_flops_convention(top);
+    KeyCollector table;
+    scenario_fields::visit_scenario(table, s);
+    const ObjectReader top(obj, "", table.keys);
+    FieldReader reader(top, s, base_dir);
+    scenario_fields::visit_scenario(reader, s);
     return s;
   } catch (InputError& e) {
     e.in_file(file);

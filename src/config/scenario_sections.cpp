@@ -7,12 +7,12 @@
 
 #include "config/enum_field.hpp"
 #include "config/routing_histogram.hpp"
-#include "config/scenario_limits.hpp"
+#include "scenario/scenario_fields.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 
 namespace moesim::config::detail {
-namespace lim = scenario_limits;
+namespace lim = scenario_fields;
 
 namespace {
 
@@ -87,6 +87,8 @@ void check_histogram_file(const std::string& written, const std::string& path, c
   }
 }
 
+}  // namespace
+
 RoutingSpec read_routing(const Json& v, const std::string& path, const std::filesystem::path& base_dir) {
   const std::vector<std::string> distributions = names_of(kRoutingDistributionNames);
   if (!v.is_object()) throw InputError(path, describe_value(v), "expected an object, got " + describe_type(v));
@@ -137,8 +139,6 @@ RoutingSpec read_routing(const Json& v, const std::string& path, const std::file
   return out;
 }
 
-}  // namespace
-
 RecomputeSpec read_recompute(const Json* value) {
   const std::string path = "/recompute";
   RecomputeSpec out;
@@ -169,25 +169,6 @@ RecomputeSpec read_recompute(const Json* value) {
   return out;
 }
 
-MoeSpec read_moe(const Json* value, const std::filesystem::path& base_dir) {
-  MoeSpec out;
-  if (!value) return out;
-  const ObjectReader r(*value, "/moe", {"dispatcher", "capacity_factor", "pad_to_capacity", "routing", "grouped_gemm",
-                                              "a2a_overlap", "dispatcher_sms", "host_sync_idle_s"});
-  out.dispatcher = get_enum_value(r, "dispatcher", Dispatcher::kAlltoall, kDispatcherNames);
-  out.capacity_factor = r.optional_number("capacity_factor", lim::kCapacityFactor);
-  out.pad_to_capacity = r.get_bool("pad_to_capacity", false);
-  if (const Json* routing = r.get("routing")) out.routing = read_routing(*routing, r.path_of("routing"), base_dir);
-  out.grouped_gemm = r.get_bool("grouped_gemm", true);
-  out.a2a_overlap = r.get_bool("a2a_overlap", false);
-  // null (as the result echoes an unset value) = Megatron-Core's default for the dispatcher.
-  if (const Json* sms = r.get("dispatcher_sms"); sms && !sms->is_null()) {
-    out.dispatcher_sms = r.get_int("dispatcher_sms", 0, lim::kDispatcherSms);
-  }
-  out.host_sync_idle_s = r.get_number("host_sync_idle_s", 0.0, lim::kHostSyncIdleS);
-  return out;
-}
-
 std::filesystem::path histogram_path(const std::string& written, const std::filesystem::path& base_dir) {
   std::filesystem::path file(written);
   if (file.is_relative()) file = base_dir / file;
@@ -203,21 +184,6 @@ void load_routing_histogram_of(RoutingSpec& routing, const model::ModelSpec& mod
   }
   const std::filesystem::path file = histogram_path(routing.histogram_file, base_dir);
   routing.histogram = std::make_shared<const RoutingHistogram>(load_routing_histogram(file, model));
-}
-
-OptimizerSpec read_optimizer(const Json* value) {
-  OptimizerSpec out;
-  if (!value) return out;
-  const ObjectReader r(*value, "/optimizer",
-                       {"distributed", "overlap_grad_reduce", "overlap_param_gather", "fp8_param_gather",
-                        "fp4_param_gather", "grad_reduce_in_fp32"});
-  out.distributed = r.get_bool("distributed", true);
-  out.overlap_grad_reduce = r.get_bool("overlap_grad_reduce", true);
-  out.overlap_param_gather = r.get_bool("overlap_param_gather", true);
-  out.fp8_param_gather = r.get_bool("fp8_param_gather", false);
-  out.fp4_param_gather = r.get_bool("fp4_param_gather", false);
-  out.grad_reduce_in_fp32 = r.get_bool("grad_reduce_in_fp32", true);
-  return out;
 }
 
 }  // namespace moesim::config::detail

@@ -41,7 +41,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 }  // namespace
 
 Topology build_topology(const SystemSpec& system, const FabricOptions& fabric) {
-  // 2^20 GPUs: the scenario limit (config/scenario_limits.hpp); beyond it the graph would not fit.
+  // 2^20 GPUs: the scenario limit (scenario/scenario_fields.hpp); beyond it the graph would not fit.
   constexpr std::int64_t kMaxGpus = 1 << 20;
   const std::int64_t n = system.gpus;
   const std::int64_t per_node = system.gpus_per_node;

@@ -3,18 +3,17 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "report/finite_number.hpp"
 #include "core/version.hpp"
 #include "report/result_json.hpp"
+#include "report/scenario_json.hpp"
 
 namespace moesim::report {
 namespace {
 
 using Json = nlohmann::json;
 
-double finite(double v, const char* field) {
-  if (!std::isfinite(v)) throw InternalError(std::string("plan field ") + field + " is not finite");
-  return v;
-}
+double finite(double v, const char* field) { return finite_number(v, "plan", field); }
 
 Json space_to_json(const SearchSpace& s) {
   Json recompute = Json::array();

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "report/finite_number.hpp"
+#include "report/scenario_json.hpp"
 #include "model/counts.hpp"
 
 namespace moesim::report {
@@ -15,14 +17,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr const char* kScenarioSchema = "moesim.scenario/1";
 constexpr const char* kResultSchema = "moesim.result/1";
 
-/// A NaN or an infinity in a result is a bug upstream; JSON would silently turn it into null.
-double finite(double v, const char* field) {
-  if (!std::isfinite(v)) throw InternalError(std::string("result field ") + field + " is not finite");
-  return v;
-}
+double finite(double v, const char* field) { return finite_number(v, "result", field); }
 
 Json mla_to_json(const model::MlaSpec& m) {
   return Json{{"q_lora_rank", m.q_lora_rank},
@@ -30,22 +27,6 @@ Json mla_to_json(const model::MlaSpec& m) {
               {"qk_head_dim", m.qk_head_dim},
               {"qk_pos_emb_head_dim", m.qk_pos_emb_head_dim},
               {"v_head_dim", m.v_head_dim}};
-}
-
-Json routing_to_json(const RoutingSpec& r) {
-  Json j{{"distribution", std::string(to_string(r.distribution))},
-         {"per_layer_variation", r.per_layer_variation},
-         {"per_step_variation", r.per_step_variation},
-         {"device_limited_nodes", r.device_limited_nodes}};
-  switch (r.distribution) {
-    case RoutingDistribution::kZipf: j["s"] = finite(r.zipf_s, "moe.routing.s"); break;
-    case RoutingDistribution::kLognormal: j["sigma"] = finite(r.lognormal_sigma, "moe.routing.sigma"); break;
-    case RoutingDistribution::kDirichlet: j["alpha"] = finite(r.dirichlet_alpha, "moe.routing.alpha"); break;
-    case RoutingDistribution::kHistogram: j["file"] = r.histogram_file; break;
-    case RoutingDistribution::kBalanced:
-    case RoutingDistribution::kUniform: break;
-  }
-  return j;
 }
 
 Json params_to_json(const model::ParamCounts& p) {
@@ -114,12 +95,6 @@ Json simulation_to_json(const SimulationInfo& si) {
 
 }  // namespace
 
-nlohmann::json recompute_to_json(const RecomputeSpec& r) {
-  Json j{{"granularity", std::string(to_string(r.granularity))}};
-  if (r.granularity == RecomputeGranularity::kSelective) j["modules"] = r.modules;
-  return j;
-}
-
 nlohmann::json breakdown_to_json(const Breakdown& b) {
   return Json{{"compute", finite(b.compute, "breakdown.compute")},
               {"tp_comm", finite(b.tp_comm, "breakdown.tp_comm")},
@@ -164,61 +139,6 @@ nlohmann::json model_to_json(const model::ModelSpec& m) {
   }
   if (m.multi_latent_attention) j["multi_latent_attention"] = mla_to_json(*m.multi_latent_attention);
   return j;
-}
-
-nlohmann::json scenario_to_json(const Scenario& s) {
-  Json system{{"preset", s.system.name}, {"gpus", s.system.gpus}, {"gpu", s.system.gpu.name}};
-  if (!s.topology_file.empty()) {
-    // The file, as written, replaces the preset: a scenario naming both is refused, so the echo
-    // must not, and the file's name would not be a preset name anyway.
-    system.erase("preset");
-    system["topology"] = s.topology_file;
-  }
-  if (!s.profile.empty()) system["profile"] = s.profile;
-  const auto& p = s.parallel;
-  Json moe{{"dispatcher", std::string(to_string(s.moe.dispatcher))},
-           {"capacity_factor", nullptr},
-           {"pad_to_capacity", s.moe.pad_to_capacity},
-           {"routing", routing_to_json(s.moe.routing)},
-           {"grouped_gemm", s.moe.grouped_gemm},
-           {"a2a_overlap", s.moe.a2a_overlap},
-           {"dispatcher_sms", nullptr},
-           {"host_sync_idle_s", finite(s.moe.host_sync_idle_s, "moe.host_sync_idle_s")}};
-  if (s.moe.dispatcher_sms) moe["dispatcher_sms"] = *s.moe.dispatcher_sms;
-  if (s.moe.capacity_factor) moe["capacity_factor"] = finite(*s.moe.capacity_factor, "moe.capacity_factor");
-  return Json{{"schema", kScenarioSchema},
-              {"name", s.name},
-              {"model", model_to_json(s.model)},
-              {"system", system},
-              {"training",
-               {{"seq_length", s.training.seq_length},
-                {"micro_batch_size", s.training.micro_batch_size},
-                {"global_batch_size", s.training.global_batch_size},
-                {"attention_backend", std::string(to_string(s.attention_backend))}}},
-              {"parallel",
-               {{"tp", p.tp},
-                {"pp", p.pp},
-                {"vpp", p.vpp},
-                {"cp", p.cp},
-                {"ep", p.ep},
-                {"etp", p.etp},
-                {"dp", p.dp},
-                {"sequence_parallel", p.sequence_parallel},
-                {"tp_comm_overlap", p.tp_comm_overlap},
-                {"account_for_embedding_in_pipeline_split", p.account_for_embedding_in_pipeline_split},
-                {"account_for_loss_in_pipeline_split", p.account_for_loss_in_pipeline_split}}},
-              {"precision", std::string(to_string(s.precision))},
-              {"recompute", recompute_to_json(s.recompute)},
-              {"moe", moe},
-              {"optimizer",
-               {{"distributed", s.optimizer.distributed},
-                {"overlap_grad_reduce", s.optimizer.overlap_grad_reduce},
-                {"overlap_param_gather", s.optimizer.overlap_param_gather},
-                {"fp8_param_gather", s.optimizer.fp8_param_gather},
-                {"fp4_param_gather", s.optimizer.fp4_param_gather},
-                {"grad_reduce_in_fp32", s.optimizer.grad_reduce_in_fp32}}},
-              {"seed", s.seed},
-              {"flops_convention", std::string(model::to_string(s.flops_convention))}};
 }
 
 nlohmann::json result_to_json(const Result& r) {

@@ -1,5 +1,5 @@
 #pragma once
-// JSON writer of results (schema "moesim.result/1") and of the scenario echo. Read-only over the
+// JSON writer of results (schema "moesim.result/1"); the scenario echo is report/scenario_json. Read-only over the
 // result structs; deterministic: the same Result gives byte-identical text.
 #include <string>
 
@@ -11,10 +11,7 @@ namespace moesim::report {
 
 /// Full model definition with Megatron-Core names (loadable again as a scenario "model" object).
 [[nodiscard]] nlohmann::json model_to_json(const model::ModelSpec& m);
-/// The scenario as understood, every default filled in (re-loadable by config::parse_scenario).
-[[nodiscard]] nlohmann::json scenario_to_json(const Scenario& s);
 [[nodiscard]] nlohmann::json result_to_json(const Result& r);
-[[nodiscard]] nlohmann::json recompute_to_json(const RecomputeSpec& r);
 [[nodiscard]] nlohmann::json breakdown_to_json(const Breakdown& b);
 /// Pretty-printed (2-space indent) JSON text with a trailing newline.
 [[nodiscard]] std::string result_to_json_text(const Result& r);

@@ -10,6 +10,7 @@
 #include "config/scenario_loader.hpp"
 #include "core/error.hpp"
 #include "report/result_json.hpp"
+#include "report/scenario_json.hpp"
 
 using namespace moesim;
 using config::Json;

@@ -15,6 +15,7 @@
 #include "core/units.hpp"
 #include "estimate/step_estimator.hpp"
 #include "report/result_json.hpp"
+#include "report/scenario_json.hpp"
 
 namespace fs = std::filesystem;
 using namespace moesim;

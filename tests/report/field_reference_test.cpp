@@ -1,0 +1,35 @@
+// docs/scenario-fields.md is the output of `moesim scenarios fields`, which writes it from the field
+// tables: when a field changes, this test fails until the page is regenerated
+// (build/moesim scenarios fields > docs/scenario-fields.md).
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "../test_paths.hpp"
+#include "report/field_reference.hpp"
+
+using namespace moesim;
+
+TEST_CASE("docs/scenario-fields.md is the generated field reference") {
+  std::ifstream in(test::source_dir() / "docs" / "scenario-fields.md");
+  REQUIRE(in.good());
+  std::stringstream page;
+  page << in.rdbuf();
+  const std::string generated = report::scenario_field_reference();
+  CHECK(page.str() == generated);
+}
+
+TEST_CASE("the field reference: every object gets a table, derived and required defaults are named") {
+  const std::string ref = report::scenario_field_reference();
+  for (const char* heading : {"## top level", "## `training`", "## `parallel`", "## `moe`", "## `optimizer`"}) {
+    CAPTURE(heading);
+    CHECK(ref.find(heading) != std::string::npos);
+  }
+  CHECK(ref.find("| `parallel.etp` | integer | = tp | 1 to 1048576 |") != std::string::npos);
+  CHECK(ref.find("| `training.seq_length` | integer | required | 1 to 16777216 | tokens per sequence (`moesim plan --seq`) |") !=
+        std::string::npos);
+  CHECK(ref.find("| `moe.capacity_factor` | number or null | null | (0, 1024] |") != std::string::npos);
+  CHECK(ref.find("| `moe.dispatcher` | string | \"alltoall\" | alltoall, allgather, deepep, hybridep |") != std::string::npos);
+}
