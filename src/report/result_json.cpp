@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "core/error.hpp"
 #include "model/counts.hpp"
@@ -19,8 +20,8 @@ constexpr const char* kScenarioSchema = "moesim.scenario/1";
 constexpr const char* kResultSchema = "moesim.result/1";
 
 /// A NaN or an infinity in a result is a bug upstream; JSON would silently turn it into null.
-double finite(double v, const char* field) {
-  if (!std::isfinite(v)) throw InternalError(std::string("result field ") + field + " is not finite");
+double finite(double v, std::string_view field) {
+  if (!std::isfinite(v)) throw InternalError("result field " + std::string(field) + " is not finite");
   return v;
 }
 
@@ -116,23 +117,22 @@ Json simulation_to_json(const SimulationInfo& si) {
 
 nlohmann::json recompute_to_json(const RecomputeSpec& r) {
   Json j{{"granularity", std::string(to_string(r.granularity))}};
-  if (r.granularity == RecomputeGranularity::kSelective) j["modules"] = r.modules;
+  if (r.granularity == RecomputeGranularity::kSelective) {
+    Json modules = Json::array();
+    for (RecomputeModule m : r.modules) modules.push_back(std::string(to_string(m)));
+    j["modules"] = modules;
+  }
   return j;
 }
 
 nlohmann::json breakdown_to_json(const Breakdown& b) {
-  return Json{{"compute", finite(b.compute, "breakdown.compute")},
-              {"tp_comm", finite(b.tp_comm, "breakdown.tp_comm")},
-              {"cp_comm", finite(b.cp_comm, "breakdown.cp_comm")},
-              {"ep_comm", finite(b.ep_comm, "breakdown.ep_comm")},
-              {"pp_comm", finite(b.pp_comm, "breakdown.pp_comm")},
-              {"dp_comm", finite(b.dp_comm, "breakdown.dp_comm")},
-              {"bubble", finite(b.bubble, "breakdown.bubble")},
-              {"exposed_comm", finite(b.exposed_comm, "breakdown.exposed_comm")},
-              {"optimizer", finite(b.optimizer, "breakdown.optimizer")},
-              {"host_idle", finite(b.host_idle, "breakdown.host_idle")},
-              {"moe_imbalance", finite(b.moe_imbalance, "breakdown.moe_imbalance")},
-              {"critical_stage", b.critical_stage}};
+  Json j = Json::object();  // keys sorted: the table's order does not show
+  for (const auto& [category, name] : kBreakdownCategoryNames) {
+    j[std::string(name)] = finite(b.seconds(category), "breakdown." + std::string(name));
+  }
+  j["moe_imbalance"] = finite(b.moe_imbalance, "breakdown.moe_imbalance");
+  j["critical_stage"] = b.critical_stage;
+  return j;
 }
 
 nlohmann::json model_to_json(const model::ModelSpec& m) {
