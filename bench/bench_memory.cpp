@@ -41,7 +41,9 @@ std::vector<Scenario> layouts() {
     s.parallel.dp = s.system.gpus / (s.parallel.tp * v.pp);
     s.training.micro_batch_size = v.mbs;
     s.recompute.granularity = v.recompute;
-    if (v.recompute == RecomputeGranularity::kSelective) s.recompute.modules = {"core_attn", "moe_act", "layernorm"};
+    if (v.recompute == RecomputeGranularity::kSelective) {
+      s.recompute.modules = {RecomputeModule::kCoreAttn, RecomputeModule::kMoeAct, RecomputeModule::kLayernorm};
+    }
     validate_layout(s);
     out.push_back(std::move(s));
   }

@@ -9,6 +9,7 @@
 #include "kernels/permute.hpp"
 #include "kernels/random_fill.hpp"
 #include "kernels/router.hpp"
+#include "scenario/recompute_module.hpp"
 
 namespace moesim::proxy {
 namespace {
@@ -95,7 +96,7 @@ ProxyRank::ProxyRank(const ValidationWorkload& w, std::int64_t rank, RankComms c
     : w_(w), comms_(comms), params_(layer_params(w)), blas_(stream_.get()) {
   if (w.tp != 1) throw std::invalid_argument("the proxy runner runs TP 1 only");
   for (const std::string& module : w.recompute_modules) {
-    if (module != "core_attn") {
+    if (module != to_string(RecomputeModule::kCoreAttn)) {
       throw std::invalid_argument("the proxy runner replays full recompute or the core_attn module only, not " + module);
     }
   }

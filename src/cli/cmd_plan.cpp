@@ -18,6 +18,7 @@
 #include "config/plan_loader.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "core/format.hpp"
 #include "core/interrupt.hpp"
 #include "core/version.hpp"
 #include "planner/planner.hpp"
@@ -215,7 +216,8 @@ void register_plan(CLI::App& app, Commands& commands) {
   sub->add_option("--precision", o->precision,
                   "precisions to search: a list (bf16,fp8,fp8-blockwise,mxfp8,nvfp4) or all (default: the scenario's, else bf16)");
   sub->add_option("--dispatcher", o->dispatcher,
-                  "MoE token dispatchers to search: alltoall, allgather, deepep, hybridep (default: the scenario's and deepep)");
+                  "MoE token dispatchers to search: " + join(names_of(kDispatcherNames)) +
+                      " (default: the scenario's and deepep)");
   add_field_option(sub, "moe.host_sync_idle_s", o->host_sync_idle_s);  // default: the scenario's
   sub->add_option("--objective", o->objective, "throughput, tokens-per-gpu-hour or time-to-tokens")
       ->check(CLI::IsMember({"throughput", "tokens-per-gpu-hour", "time-to-tokens"}));

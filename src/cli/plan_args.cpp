@@ -1,6 +1,5 @@
 #include "cli/plan_args.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -75,26 +74,21 @@ std::vector<Precision> parse_precisions(const std::string& text, const hw::GpuSp
 }
 
 std::vector<RecomputeSpec> parse_recompute_list(const std::string& text) {
-  const std::string allowed = "none, selective, full, selective:MODULE+MODULE (core_attn, moe_act, layernorm, "
-                              "mla_up_proj, mlp, moe, shared_experts)";
-  const std::vector<std::string> modules{"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"};
+  const std::string allowed = join(names_of(kRecomputeGranularityNames)) + ", selective:MODULE+MODULE (" +
+                              join(names_of(kRecomputeModuleNames)) + ")";
   std::vector<RecomputeSpec> out;
   for (const auto& item : split(text, ',')) {
     RecomputeSpec r;
-    if (item == "none") {
-      r.granularity = RecomputeGranularity::kNone;
-    } else if (item == "full") {
-      r.granularity = RecomputeGranularity::kFull;
-    } else if (item == "selective") {
-      r.granularity = RecomputeGranularity::kSelective;
-      r.modules = {"core_attn"};
+    if (const auto granularity = value_of(kRecomputeGranularityNames, item)) {
+      r.granularity = *granularity;
+      // Megatron's default --recompute-modules is the attention core alone.
+      if (r.granularity == RecomputeGranularity::kSelective) r.modules = {RecomputeModule::kCoreAttn};
     } else if (item.rfind("selective:", 0) == 0) {
       r.granularity = RecomputeGranularity::kSelective;
       for (const auto& m : split(item.substr(10), '+')) {
-        if (std::find(modules.begin(), modules.end(), m) == modules.end()) {
-          throw InputError("--recompute", text, "unknown recompute module '" + m + "'", allowed);
-        }
-        r.modules.push_back(m);
+        const auto module = value_of(kRecomputeModuleNames, m);
+        if (!module) throw InputError("--recompute", text, "unknown recompute module '" + m + "'", allowed);
+        r.modules.push_back(*module);
       }
       if (r.modules.empty()) throw InputError("--recompute", text, "selective: needs at least one module", allowed);
     } else {
@@ -107,14 +101,14 @@ std::vector<RecomputeSpec> parse_recompute_list(const std::string& text) {
 }
 
 std::vector<Dispatcher> parse_dispatchers(const std::string& text) {
-  const std::vector<std::string> names{"alltoall", "allgather", "deepep", "hybridep"};
+  const std::string allowed = join(names_of(kDispatcherNames));
   std::vector<Dispatcher> out;
   for (const auto& item : split(text, ',')) {
-    const auto it = std::find(names.begin(), names.end(), item);
-    if (it == names.end()) throw InputError("--dispatcher", text, "unknown dispatcher '" + item + "'", join(names));
-    out.push_back(static_cast<Dispatcher>(it - names.begin()));
+    const auto dispatcher = value_of(kDispatcherNames, item);
+    if (!dispatcher) throw InputError("--dispatcher", text, "unknown dispatcher '" + item + "'", allowed);
+    out.push_back(*dispatcher);
   }
-  if (out.empty()) throw InputError("--dispatcher", text, "empty list", join(names));
+  if (out.empty()) throw InputError("--dispatcher", text, "empty list", allowed);
   return out;
 }
 

@@ -73,17 +73,14 @@ std::string format_result_summary(const Result& r) {
                      100.0 * r.mfu, model::to_string(r.flops_convention));
   out += fmt::format("breakdown  (seconds on the critical rank: pipeline stage {}, the bottleneck)\n", b.critical_stage);
   const double t = r.step_time_s;
-  auto row = [&](const char* name, double v) { out += fmt::format("  {:<13} {:>10.4f}  {:>6}\n", name, v, pct(v, t)); };
-  row("compute", b.compute);
-  row("tp_comm", b.tp_comm);
-  row("cp_comm", b.cp_comm);
-  row("ep_comm", b.ep_comm);
-  row("pp_comm", b.pp_comm);
-  row("dp_comm", b.dp_comm);
-  row("bubble", b.bubble);
-  row("optimizer", b.optimizer);
-  if (b.host_idle > 0) row("host_idle", b.host_idle);  // only when moe.host_sync_idle_s prices it
-  out += fmt::format("  {:<13} {:>10.4f}  (sum of the *_comm rows)\n", "exposed_comm", b.exposed_comm);
+  for (const auto& [category, name] : kBreakdownCategoryNames) {
+    const double v = b.seconds(category);
+    if (category == BreakdownCategory::kExposedComm) continue;  // closes the table, as the sum it is
+    if (category == BreakdownCategory::kHostIdle && !(v > 0)) continue;  // only when moe.host_sync_idle_s prices it
+    out += fmt::format("  {:<13} {:>10.4f}  {:>6}\n", name, v, pct(v, t));
+  }
+  out += fmt::format("  {:<13} {:>10.4f}  (sum of the *_comm rows)\n", to_string(BreakdownCategory::kExposedComm),
+                     b.exposed_comm);
   if (s.model.is_moe()) out += fmt::format("  {:<13} {:>10.3f}  (max/mean tokens per EP rank)\n", "moe_imbalance", b.moe_imbalance);
   out += fmt::format("memory     peak {:.1f} GiB of {:.1f} GiB per GPU: {}\n", r.memory.peak_bytes / kGiB,
                      r.memory.capacity_bytes / kGiB, r.memory.fits ? "fits" : "DOES NOT FIT");

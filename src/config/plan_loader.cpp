@@ -52,14 +52,10 @@ Precision precision_of(const Json& v, const std::string& path) {
 }
 
 Dispatcher dispatcher_of(const Json& v, const std::string& path) {
-  const std::vector<std::string> names{"alltoall", "allgather", "deepep", "hybridep"};
   if (v.is_string()) {
-    const auto s = v.get<std::string>();
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      if (s == names[i]) return static_cast<Dispatcher>(i);
-    }
+    if (const auto d = value_of(kDispatcherNames, v.get<std::string>())) return *d;
   }
-  throw InputError(path, describe_value(v), "unknown dispatcher", join(names));
+  throw InputError(path, describe_value(v), "unknown dispatcher", join(names_of(kDispatcherNames)));
 }
 
 SearchSpace read_space(const Json& v, const std::string& path) {

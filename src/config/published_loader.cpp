@@ -297,7 +297,7 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
     s.recompute.granularity = RecomputeGranularity::kFull;
   } else if (recompute.find("selective") != std::string::npos) {
     s.recompute.granularity = RecomputeGranularity::kSelective;
-    s.recompute.modules = {"core_attn"};
+    s.recompute.modules = {RecomputeModule::kCoreAttn};
   }
   s.attention_backend = gi.pre_flash_attention ? AttentionBackend::kUnfused : AttentionBackend::kFlash;
   if (gi.megatron_2021_ddp) {

@@ -17,11 +17,9 @@ namespace lim = scenario_fields;
 namespace {
 
 const std::vector<std::string> kGranularities = names_of(kRecomputeGranularityNames);
-/// Megatron-Core --recompute-modules.
-const std::vector<std::string> kRecomputeModules = {"core_attn", "moe_act",        "layernorm", "mla_up_proj",
-                                                    "mlp",       "moe",            "shared_experts"};
+const std::vector<std::string> kRecomputeModules = names_of(kRecomputeModuleNames);
 
-std::vector<std::string> read_modules(const Json& v, const std::string& path) {
+std::vector<RecomputeModule> read_modules(const Json& v, const std::string& path) {
   if (!v.is_array()) {
     throw InputError(path, describe_value(v), "expected a list of module names, got " + describe_type(v),
                      join(kRecomputeModules));
@@ -33,21 +31,19 @@ std::vector<std::string> read_modules(const Json& v, const std::string& path) {
   if (v.size() > kRecomputeModules.size()) {
     throw InputError(path, describe_value(v), "more modules than exist", join(kRecomputeModules));
   }
-  std::vector<std::string> out;
+  std::vector<RecomputeModule> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::string item_path = path + "/" + std::to_string(i);
     const Json& m = v[i];
     if (!m.is_string()) {
       throw InputError(item_path, describe_value(m), "expected a string, got " + describe_type(m), join(kRecomputeModules));
     }
-    const auto name = m.get<std::string>();
-    if (std::find(kRecomputeModules.begin(), kRecomputeModules.end(), name) == kRecomputeModules.end()) {
-      throw InputError(item_path, describe_value(m), "unknown recompute module", join(kRecomputeModules));
-    }
-    if (std::find(out.begin(), out.end(), name) != out.end()) {
+    const auto module = value_of(kRecomputeModuleNames, m.get<std::string>());
+    if (!module) throw InputError(item_path, describe_value(m), "unknown recompute module", join(kRecomputeModules));
+    if (std::find(out.begin(), out.end(), *module) != out.end()) {
       throw InputError(item_path, describe_value(m), "module listed twice", join(kRecomputeModules));
     }
-    out.push_back(name);
+    out.push_back(*module);
   }
   return out;
 }
@@ -165,7 +161,9 @@ RecomputeSpec read_recompute(const Json* value) {
                      join(kGranularities));
   }
   // Megatron's default --recompute-modules is the attention core alone.
-  if (out.granularity == RecomputeGranularity::kSelective && out.modules.empty()) out.modules = {"core_attn"};
+  if (out.granularity == RecomputeGranularity::kSelective && out.modules.empty()) {
+    out.modules = {RecomputeModule::kCoreAttn};
+  }
   return out;
 }
 

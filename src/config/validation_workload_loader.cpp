@@ -23,9 +23,16 @@ constexpr std::int64_t kMaxDim = std::int64_t{1} << 20;
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 24;
 const std::vector<std::string> kPrecisions{"bf16", "fp8", "mxfp8", "nvfp4"};
 const std::vector<std::string> kRecompute = names_of(kRecomputeGranularityNames);  ///< the scenario's spelling
-/// Megatron --recompute-modules (the runner refuses those it cannot replay).
-const std::vector<std::string> kModules{"core_attn", "moe_act", "layernorm", "mlp", "moe", "shared_experts",
-                                        "mla_up_proj"};
+/// Megatron --recompute-modules, spelled as in a scenario (the runner refuses those it cannot replay).
+/// Listed in the order this file's messages have always shown, mla_up_proj last, not the table's.
+const std::vector<std::string> kModules = [] {
+  using M = RecomputeModule;
+  std::vector<std::string> out;
+  for (M m : {M::kCoreAttn, M::kMoeAct, M::kLayernorm, M::kMlp, M::kMoe, M::kSharedExperts, M::kMlaUpProj}) {
+    out.emplace_back(to_string(m));
+  }
+  return out;
+}();
 
 const Json& array_at(const Json& v, const std::string& path, std::int64_t size, const std::string& rule) {
   if (!v.is_array()) {

@@ -21,7 +21,7 @@ constexpr double kFp32 = 4.0;
 double as_d(std::int64_t v) { return static_cast<double>(v); }
 
 /// The recompute modules the formulas ask about, looked up once per call instead of once per term
-/// (RecomputeSpec::has compares strings; the planner evaluates every candidate).
+/// (RecomputeSpec::has searches the module list; the planner evaluates every candidate).
 struct Recompute {
   bool full = false, layernorm = false, mla_up_proj = false, core_attn = false, mlp = false, moe = false,
        shared_experts = false, moe_act = false;
@@ -31,13 +31,13 @@ Recompute recompute_of(const RecomputeSpec& rc) {
   Recompute r;
   r.full = rc.granularity == RecomputeGranularity::kFull;
   if (rc.granularity == RecomputeGranularity::kNone) return r;
-  r.layernorm = rc.has("layernorm");
-  r.mla_up_proj = rc.has("mla_up_proj");
-  r.core_attn = rc.has("core_attn");
-  r.mlp = rc.has("mlp");
-  r.moe = rc.has("moe");
-  r.shared_experts = rc.has("shared_experts");
-  r.moe_act = rc.has("moe_act");
+  r.layernorm = rc.has(RecomputeModule::kLayernorm);
+  r.mla_up_proj = rc.has(RecomputeModule::kMlaUpProj);
+  r.core_attn = rc.has(RecomputeModule::kCoreAttn);
+  r.mlp = rc.has(RecomputeModule::kMlp);
+  r.moe = rc.has(RecomputeModule::kMoe);
+  r.shared_experts = rc.has(RecomputeModule::kSharedExperts);
+  r.moe_act = rc.has(RecomputeModule::kMoeAct);
   return r;
 }
 

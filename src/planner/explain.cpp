@@ -66,10 +66,15 @@ void explain_host_caveat(const Plan& plan, const std::vector<CandidateEstimate>&
 
 }  // namespace
 
-std::vector<std::pair<std::string, double>> breakdown_categories(const Breakdown& b) {
-  return {{"compute", b.compute}, {"bubble", b.bubble},   {"tp_comm", b.tp_comm}, {"cp_comm", b.cp_comm},
-          {"ep_comm", b.ep_comm}, {"pp_comm", b.pp_comm}, {"dp_comm", b.dp_comm}, {"optimizer", b.optimizer},
-          {"host_idle", b.host_idle}};
+std::vector<std::pair<BreakdownCategory, double>> breakdown_categories(const Breakdown& b) {
+  // Busy and idle time first, then each exposed traffic (ties in the sorted explanation keep this
+  // order); exposed_comm is left out, being the sum of the *_comm rows (its delta would repeat theirs).
+  using C = BreakdownCategory;
+  constexpr C kOrder[] = {C::kCompute, C::kBubble, C::kTpComm,    C::kCpComm,  C::kEpComm,
+                          C::kPpComm,  C::kDpComm, C::kOptimizer, C::kHostIdle};
+  std::vector<std::pair<BreakdownCategory, double>> out;
+  for (C c : kOrder) out.emplace_back(c, b.seconds(c));
+  return out;
 }
 
 void explain_winner(Plan& plan, const std::vector<CandidateEstimate>& feasible) {
@@ -87,10 +92,10 @@ void explain_winner(Plan& plan, const std::vector<CandidateEstimate>& feasible) 
   auto cats = breakdown_categories(r.breakdown);
   std::stable_sort(cats.begin(), cats.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::vector<std::string> parts;
-  for (const auto& [name, seconds] : cats) {
+  for (const auto& [category, seconds] : cats) {
     if (seconds <= 0 || r.step_time_s <= 0) continue;
     if (seconds / r.step_time_s < 0.01) continue;
-    parts.push_back(fmt::format("{} {}", name, percent(seconds / r.step_time_s)));
+    parts.push_back(fmt::format("{} {}", to_string(category), percent(seconds / r.step_time_s)));
   }
   if (!parts.empty()) {
     std::string line = "Its step (critical stage " + std::to_string(r.breakdown.critical_stage) + "): ";
@@ -106,8 +111,8 @@ void explain_winner(Plan& plan, const std::vector<CandidateEstimate>& feasible) 
   const auto wc = breakdown_categories(r.breakdown), rc = breakdown_categories(rr.breakdown);
   for (std::size_t i = 0; i < wc.size(); ++i) {
     // host_idle exists only where moe.host_sync_idle_s prices it; other plans keep their rows.
-    if (wc[i].first == "host_idle" && wc[i].second == 0 && rc[i].second == 0) continue;
-    plan.vs_runner_up.push_back({wc[i].first, wc[i].second, rc[i].second});
+    if (wc[i].first == BreakdownCategory::kHostIdle && wc[i].second == 0 && rc[i].second == 0) continue;
+    plan.vs_runner_up.push_back({std::string(to_string(wc[i].first)), wc[i].second, rc[i].second});
   }
   std::vector<CategoryDelta> diffs = plan.vs_runner_up;
   std::stable_sort(diffs.begin(), diffs.end(), [](const CategoryDelta& a, const CategoryDelta& b) {

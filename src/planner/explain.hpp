@@ -9,8 +9,9 @@
 
 namespace moesim::planner {
 
-/// Breakdown categories (seconds on the critical rank) in a fixed order, for tables and deltas.
-[[nodiscard]] std::vector<std::pair<std::string, double>> breakdown_categories(const Breakdown& b);
+/// Breakdown categories (seconds on the critical rank) in a fixed order, for tables and deltas:
+/// compute, bubble, the exposed traffic by group, optimizer, host_idle (no exposed_comm, their sum).
+[[nodiscard]] std::vector<std::pair<BreakdownCategory, double>> breakdown_categories(const Breakdown& b);
 
 /// Fills plan.explanation and plan.vs_runner_up from plan.rows; `feasible` (every layout that fits, by
 /// estimate) is where the dropless-MoE host-time caveat looks for a layout with fewer passes.

@@ -42,12 +42,12 @@ bool pipeline_split_possible(std::int64_t layers, std::int64_t pp, std::int64_t 
 std::vector<RecomputeSpec> default_recompute(const model::ModelSpec& m) {
   std::vector<RecomputeSpec> out;
   out.push_back({RecomputeGranularity::kNone, {}});
-  out.push_back({RecomputeGranularity::kSelective, {"core_attn"}});
+  out.push_back({RecomputeGranularity::kSelective, {RecomputeModule::kCoreAttn}});
   if (m.is_moe()) {
     // Megatron-Core MoE recipes' memory-saving modules: the expert activation function, the norms
     // and (MLA models) the latent up-projections are cheap to replay and large to keep.
-    std::vector<std::string> modules{"moe_act", "layernorm"};
-    if (m.multi_latent_attention) modules.emplace_back("mla_up_proj");
+    std::vector<RecomputeModule> modules{RecomputeModule::kMoeAct, RecomputeModule::kLayernorm};
+    if (m.multi_latent_attention) modules.push_back(RecomputeModule::kMlaUpProj);
     out.push_back({RecomputeGranularity::kSelective, modules});
   }
   out.push_back({RecomputeGranularity::kFull, {}});

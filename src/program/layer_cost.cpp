@@ -76,7 +76,7 @@ LayerOp with_phase(LayerOp op, OpPhase phase) {
 }
 }  // namespace
 
-std::string_view to_string(OpKind k) { return name_of(kOpKindNames, k); }
+std::string_view to_string(OpKind k) { return to_string(category_of(k)); }
 std::string_view to_string(OpPhase p) { return name_of(kOpPhaseNames, p); }
 
 UnitCost OpProgram::cost() const {
@@ -107,7 +107,7 @@ LayerCostModel::LayerCostModel(const Scenario& s, const schedule::StepShape& sha
   kernels_.log_queries(log);
 }
 
-bool LayerCostModel::recomputes(const char* module) const {
+bool LayerCostModel::recomputes(RecomputeModule module) const {
   return full_recompute_ || (s_.recompute.granularity == RecomputeGranularity::kSelective && s_.recompute.has(module));
 }
 
@@ -268,7 +268,7 @@ void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
   const std::int64_t heads = m.num_attention_heads / p.tp;
   const bool sp = p.sequence_parallel;
   const double act_bytes_sp = static_cast<double>(shape_.sp_tokens * h) * kActivationBytes;
-  const bool rc_norm = recomputes("layernorm");
+  const bool rc_norm = recomputes(RecomputeModule::kLayernorm);
 
   // Pre-attention norm: read x, write normalised x; backward reads x, dy, writes dx.
   add_memory_op(c, "input_norm", 2 * act_bytes_sp, 3 * act_bytes_sp, rc_norm);
@@ -280,7 +280,7 @@ void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
     head_dim_v = mla.v_head_dim;
     // Megatron gathers the sequence-parallel input before the down-projections.
     add_column_parallel_comm(c, "attn_all_gather", {shape_.tokens, heads * head_dim_qk, h, 1}, rc_norm);
-    const bool rc_up = recomputes("mla_up_proj");
+    const bool rc_up = recomputes(RecomputeModule::kMlaUpProj);
     if (mla.q_lora_rank > 0) {
       add_gemm(c, "q_down_proj", {shape_.tokens, mla.q_lora_rank, h, 1}, false);
       add_gemm(c, "q_up_proj", {shape_.tokens, heads * head_dim_qk, mla.q_lora_rank, 1}, rc_up);
@@ -316,7 +316,7 @@ void LayerCostModel::add_attention(Builder& c, std::int64_t key_span) const {
     core_fwd = kernels_.unfused_attention_forward(a, s_.precision).value();
     core_bwd = kernels_.unfused_attention_backward(a, s_.precision).value();
   }
-  const bool rc_core = recomputes("core_attn");  // true under full recompute too
+  const bool rc_core = recomputes(RecomputeModule::kCoreAttn);  // true under full recompute too
   const double core_flops = compute::KernelCostModel::attention_forward_flops(a).value();
   const LayerOp core{"core_attention", OpKind::kCompute, OpPhase::kForward, core_fwd, 0, 0, core_flops};
   c.forward.push_back(core);
@@ -392,7 +392,7 @@ void LayerCostModel::add_dense_mlp(Builder& c, const char* prefix, std::int64_t 
   const double act_in = static_cast<double>(shape_.tokens * fc1_out) * kActivationBytes;
   const double act_out = static_cast<double>(shape_.tokens * local) * kActivationBytes;
   add_memory_op(c, shared ? "shared_activation" : "activation", act_in + act_out, 2 * act_in + act_out,
-                recomputed || recomputes("moe_act"));
+                recomputed || recomputes(RecomputeModule::kMoeAct));
   add_gemm(c, shared ? "shared_fc2" : "fc2", {shape_.tokens, h, local, 1}, recomputed);
   const char* reduce_name = p.sequence_parallel ? (shared ? "shared_reduce_scatter" : "mlp_reduce_scatter")
                                                 : (shared ? "shared_all_reduce" : "mlp_all_reduce");
@@ -407,7 +407,7 @@ void LayerCostModel::add_moe(Builder& c) const {
   const std::int64_t topk = m.moe_router_topk;
   const std::int64_t local_experts = experts / p.ep;
   const std::int64_t t = shape_.sp_tokens;  // the MoE block routes the rank's sequence-parallel shard
-  const bool rc_moe = recomputes("moe");
+  const bool rc_moe = recomputes(RecomputeModule::kMoe);
 
   // Router: logits GEMM (h × E), then softmax/sigmoid + top-k over E scores in fp32.
   add_gemm(c, "router", {t, experts, h, 1}, rc_moe);
@@ -505,7 +505,8 @@ void LayerCostModel::add_moe(Builder& c) const {
   expert_gemm("expert_fc1", fc1_out, h);
   const double act_in = static_cast<double>(m_e * batch * fc1_out) * kActivationBytes;
   const double act_out = static_cast<double>(m_e * batch * width) * kActivationBytes;
-  add_memory_op(c, "expert_activation", act_in + act_out, 2 * act_in + act_out, rc_moe || recomputes("moe_act"));
+  add_memory_op(c, "expert_activation", act_in + act_out, 2 * act_in + act_out,
+                rc_moe || recomputes(RecomputeModule::kMoeAct));
   expert_gemm("expert_fc2", h, width);
   if (!s_.moe.grouped_gemm && local_experts > 1 && !kernels_.calibrated_grouped(s_.precision)) {
     // One launch per expert and GEMM instead of one grouped launch (3 per expert forward, 6 backward);
@@ -523,7 +524,8 @@ void LayerCostModel::add_moe(Builder& c) const {
                 hw::MemoryKernel::kUnpermute);
 
   if (m.moe_shared_expert_intermediate_size > 0) {
-    add_dense_mlp(c, "shared", m.moe_shared_expert_intermediate_size, recomputes("shared_experts") || rc_moe);
+    add_dense_mlp(c, "shared", m.moe_shared_expert_intermediate_size,
+                  recomputes(RecomputeModule::kSharedExperts) || rc_moe);
   }
 }
 
@@ -532,11 +534,11 @@ OpProgram LayerCostModel::transformer_layer_ops(bool moe, std::int64_t key_span)
   c.checkpointed = true;  // full recompute checkpoints whole layers; the embedding and the loss are outside
   add_attention(c, key_span);
   const double act_bytes_sp = static_cast<double>(shape_.sp_tokens * s_.model.hidden_size) * kActivationBytes;
-  add_memory_op(c, "pre_mlp_norm", 2 * act_bytes_sp, 3 * act_bytes_sp, recomputes("layernorm"));
+  add_memory_op(c, "pre_mlp_norm", 2 * act_bytes_sp, 3 * act_bytes_sp, recomputes(RecomputeModule::kLayernorm));
   if (moe) {
     add_moe(c);
   } else {
-    add_dense_mlp(c, "mlp", s_.model.ffn_hidden_size, recomputes("mlp"));
+    add_dense_mlp(c, "mlp", s_.model.ffn_hidden_size, recomputes(RecomputeModule::kMlp));
   }
   add_memory_op(c, "mlp_residual", 3 * act_bytes_sp, 3 * act_bytes_sp, false);
   return c.finish();

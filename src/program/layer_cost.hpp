@@ -11,6 +11,7 @@
 #include "collective/cost_model.hpp"
 #include "compute/kernel_cost.hpp"
 #include "core/named_enum.hpp"
+#include "scenario/breakdown_category.hpp"
 #include "scenario/scenario.hpp"
 #include "schedule/step_shape.hpp"
 
@@ -48,9 +49,18 @@ enum class OpKind : std::uint8_t { kCompute, kTpComm, kCpComm, kEpComm, kHostIdl
 enum class OpPhase : std::uint8_t { kForward, kBackward, kDgrad, kWgrad, kRecompute };
 /// The process group a communication op runs over (which decides the links it crosses).
 enum class CommGroup : std::uint8_t { kNone, kTp, kCp, kEp, kEtp };
-inline constexpr auto kOpKindNames = std::to_array<EnumName<OpKind>>(
-    {{OpKind::kCompute, "compute"}, {OpKind::kTpComm, "tp_comm"}, {OpKind::kCpComm, "cp_comm"},
-     {OpKind::kEpComm, "ep_comm"}, {OpKind::kHostIdle, "host_idle"}});
+/// The breakdown category an op's time is accounted in (PassCost's field, the trace's event
+/// category); an op kind is spelled as its category.
+[[nodiscard]] constexpr BreakdownCategory category_of(OpKind k) {
+  switch (k) {
+    case OpKind::kCompute: return BreakdownCategory::kCompute;
+    case OpKind::kTpComm: return BreakdownCategory::kTpComm;
+    case OpKind::kCpComm: return BreakdownCategory::kCpComm;
+    case OpKind::kEpComm: return BreakdownCategory::kEpComm;
+    case OpKind::kHostIdle: return BreakdownCategory::kHostIdle;
+  }
+  return BreakdownCategory::kCompute;  // not reached: the switch names every kind
+}
 inline constexpr auto kOpPhaseNames = std::to_array<EnumName<OpPhase>>(
     {{OpPhase::kForward, "forward"}, {OpPhase::kBackward, "backward"}, {OpPhase::kDgrad, "dgrad"},
      {OpPhase::kWgrad, "wgrad"}, {OpPhase::kRecompute, "recompute"}});
@@ -168,7 +178,7 @@ class LayerCostModel {
   void add_cp_corrections(Builder& c, std::int64_t out_width, std::int64_t kv_width, bool recomputed) const;
   void add_dense_mlp(Builder& c, const char* prefix, std::int64_t width, bool recomputed) const;
   void add_moe(Builder& c) const;
-  [[nodiscard]] bool recomputes(const char* module) const;
+  [[nodiscard]] bool recomputes(RecomputeModule module) const;
 
   const Scenario& s_;
   compute::KernelCostModel kernels_;

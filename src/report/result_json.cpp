@@ -6,11 +6,12 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "core/error.hpp"
+#include "model/counts.hpp"
 #include "report/finite_number.hpp"
 #include "report/scenario_json.hpp"
-#include "model/counts.hpp"
 
 namespace moesim::report {
 namespace {
@@ -19,7 +20,7 @@ using Json = nlohmann::json;
 
 constexpr const char* kResultSchema = "moesim.result/1";
 
-double finite(double v, const char* field) { return finite_number(v, "result", field); }
+double finite(double v, std::string_view field) { return finite_number(v, "result", field); }
 
 Json mla_to_json(const model::MlaSpec& m) {
   return Json{{"q_lora_rank", m.q_lora_rank},
@@ -96,18 +97,13 @@ Json simulation_to_json(const SimulationInfo& si) {
 }  // namespace
 
 nlohmann::json breakdown_to_json(const Breakdown& b) {
-  return Json{{"compute", finite(b.compute, "breakdown.compute")},
-              {"tp_comm", finite(b.tp_comm, "breakdown.tp_comm")},
-              {"cp_comm", finite(b.cp_comm, "breakdown.cp_comm")},
-              {"ep_comm", finite(b.ep_comm, "breakdown.ep_comm")},
-              {"pp_comm", finite(b.pp_comm, "breakdown.pp_comm")},
-              {"dp_comm", finite(b.dp_comm, "breakdown.dp_comm")},
-              {"bubble", finite(b.bubble, "breakdown.bubble")},
-              {"exposed_comm", finite(b.exposed_comm, "breakdown.exposed_comm")},
-              {"optimizer", finite(b.optimizer, "breakdown.optimizer")},
-              {"host_idle", finite(b.host_idle, "breakdown.host_idle")},
-              {"moe_imbalance", finite(b.moe_imbalance, "breakdown.moe_imbalance")},
-              {"critical_stage", b.critical_stage}};
+  Json j = Json::object();  // keys sorted: the table's order does not show
+  for (const auto& [category, name] : kBreakdownCategoryNames) {
+    j[std::string(name)] = finite(b.seconds(category), "breakdown." + std::string(name));
+  }
+  j["moe_imbalance"] = finite(b.moe_imbalance, "breakdown.moe_imbalance");
+  j["critical_stage"] = b.critical_stage;
+  return j;
 }
 
 nlohmann::json model_to_json(const model::ModelSpec& m) {

@@ -97,7 +97,11 @@ Json routing_to_json(const RoutingSpec& r) {
 
 Json recompute_to_json(const RecomputeSpec& r) {
   Json j{{"granularity", std::string(to_string(r.granularity))}};
-  if (r.granularity == RecomputeGranularity::kSelective) j["modules"] = r.modules;
+  if (r.granularity == RecomputeGranularity::kSelective) {
+    Json modules = Json::array();
+    for (RecomputeModule m : r.modules) modules.push_back(std::string(to_string(m)));
+    j["modules"] = modules;
+  }
   return j;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "scenario/breakdown_category.hpp"
 #include "scenario/fidelity.hpp"
 #include "scenario/scenario.hpp"
 
@@ -30,9 +31,9 @@ struct MemoryResult {
   std::vector<StageMemory> per_stage;
 };
 
-/// Seconds per category on the critical rank. compute + bubble + optimizer + exposed_comm equals the
-/// step time; exposed_comm is the sum of the *_comm entries, each the part of that traffic not hidden
-/// under compute.
+/// Seconds per category (BreakdownCategory) on the critical rank. compute + bubble + optimizer +
+/// exposed_comm (+ host_idle) equals the step time; exposed_comm is the sum of the *_comm entries, each
+/// the part of that traffic not hidden under compute.
 struct Breakdown {
   double compute = 0;  ///< forward + backward (+ recompute) kernels
   double tp_comm = 0;
@@ -47,6 +48,25 @@ struct Breakdown {
   double host_idle = 0;
   double moe_imbalance = 1.0;  ///< max/mean tokens per EP rank (1 = balanced)
   std::int64_t critical_stage = 0;  ///< pipeline stage the breakdown is read on (the bottleneck)
+
+  /// The seconds field of category `c`: writers and tables iterate kBreakdownCategoryNames through it
+  /// instead of naming every field.
+  [[nodiscard]] double& seconds(BreakdownCategory c) {
+    switch (c) {
+      case BreakdownCategory::kCompute: return compute;
+      case BreakdownCategory::kTpComm: return tp_comm;
+      case BreakdownCategory::kCpComm: return cp_comm;
+      case BreakdownCategory::kEpComm: return ep_comm;
+      case BreakdownCategory::kPpComm: return pp_comm;
+      case BreakdownCategory::kDpComm: return dp_comm;
+      case BreakdownCategory::kBubble: return bubble;
+      case BreakdownCategory::kExposedComm: return exposed_comm;
+      case BreakdownCategory::kOptimizer: return optimizer;
+      case BreakdownCategory::kHostIdle: return host_idle;
+    }
+    return compute;  // not reached: the switch names every category (-Wswitch checks it)
+  }
+  [[nodiscard]] double seconds(BreakdownCategory c) const { return const_cast<Breakdown&>(*this).seconds(c); }
 };
 
 /// Layout figures derived from the scenario, echoed so a reader need not recompute them.

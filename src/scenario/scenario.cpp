@@ -9,7 +9,7 @@ std::string_view to_string(Dispatcher d) { return name_of(kDispatcherNames, d); 
 std::string_view to_string(RoutingDistribution d) { return name_of(kRoutingDistributionNames, d); }
 std::string_view to_string(AttentionBackend b) { return name_of(kAttentionBackendNames, b); }
 
-bool RecomputeSpec::has(const std::string& module) const {
+bool RecomputeSpec::has(RecomputeModule module) const {
   // Full recompute replays every module of the layer; "none" replays nothing.
   if (granularity == RecomputeGranularity::kFull) return true;
   if (granularity == RecomputeGranularity::kNone) return false;

@@ -13,6 +13,7 @@
 #include "hw/system_spec.hpp"
 #include "model/counts.hpp"
 #include "model/model_spec.hpp"
+#include "scenario/recompute_module.hpp"
 #include "scenario/routing_histogram.hpp"
 
 namespace moesim {
@@ -48,10 +49,11 @@ inline constexpr auto kRecomputeGranularityNames = std::to_array<EnumName<Recomp
 
 struct RecomputeSpec {
   RecomputeGranularity granularity = RecomputeGranularity::kNone;
-  /// Megatron --recompute-modules for selective recompute: core_attn (default), moe_act, layernorm,
-  /// mla_up_proj, mlp, moe, shared_experts.
-  std::vector<std::string> modules;
-  [[nodiscard]] bool has(const std::string& module) const;
+  /// Megatron --recompute-modules for selective recompute (core_attn by default), in the order the
+  /// user wrote them: the scenario echo and recompute_label print them back in that order.
+  std::vector<RecomputeModule> modules;
+  /// Whether `module` is replayed in the backward: every module under full recompute, none under "none".
+  [[nodiscard]] bool has(RecomputeModule module) const;
 };
 
 enum class Dispatcher { kAlltoall, kAllgather, kDeepep, kHybridep };

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "scenario/breakdown_category.hpp"
+
 namespace moesim::sim {
 namespace {
 Track track_of(program::OpKind k) {
@@ -21,9 +23,11 @@ Track track_of(program::OpKind k) {
 
 TrackRecorder::TrackRecorder(Timeline& timeline, std::size_t ranks) : t_(timeline) {
   static constexpr const char* kTracks[] = {"compute", "tp comm", "cp comm", "ep comm", "pp comm", "dp comm"};
-  static constexpr const char* kCategories[] = {"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm"};
-  for (int i = 0; i < 6; ++i) category_[i] = t_.intern(kCategories[i]);
-  host_idle_category_ = t_.intern("host_idle");
+  // Each track's events are categorised by the breakdown category their time is accounted in.
+  using C = BreakdownCategory;
+  static constexpr C kCategories[] = {C::kCompute, C::kTpComm, C::kCpComm, C::kEpComm, C::kPpComm, C::kDpComm};
+  for (int i = 0; i < 6; ++i) category_[i] = t_.intern(std::string(to_string(kCategories[i])));
+  host_idle_category_ = t_.intern(std::string(to_string(C::kHostIdle)));
   optimizer_name_ = t_.intern("optimizer_step");
   p2p_flow_name_ = t_.intern("activation");
   t_.processes.resize(ranks);

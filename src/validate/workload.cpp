@@ -67,7 +67,8 @@ void check_runnable(const Scenario& s) {
   }
   if (moe.dispatcher != Dispatcher::kAlltoall) {
     throw InputError("/moe/dispatcher", std::string(to_string(moe.dispatcher)),
-                     "the proxy runner dispatches through NCCL all-to-all", "alltoall");
+                     "the proxy runner dispatches through NCCL all-to-all",
+                     std::string(to_string(Dispatcher::kAlltoall)));
   }
   if (moe.a2a_overlap) {
     throw InputError("/moe/a2a_overlap", "true", "the proxy runner overlaps nothing", "false");
@@ -87,12 +88,14 @@ void check_runnable(const Scenario& s) {
   }
 }
 
-/// The recomputed modules of a selective recompute, once each (the runner refuses those it cannot replay).
+/// The recomputed modules of a selective recompute, once each, by name: the workload is plain text for
+/// the CUDA runner (which refuses those it cannot replay).
 std::vector<std::string> recomputed_modules(const RecomputeSpec& r) {
   std::vector<std::string> out;
   if (r.granularity != RecomputeGranularity::kSelective) return out;
-  for (const std::string& module : r.modules) {
-    if (std::find(out.begin(), out.end(), module) == out.end()) out.push_back(module);
+  for (RecomputeModule module : r.modules) {
+    const std::string name(to_string(module));
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   }
   return out;
 }

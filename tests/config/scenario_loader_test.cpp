@@ -102,9 +102,9 @@ TEST_CASE("the ESM-2 MoE example loads: encoder, fp8, selective recompute, zipf 
   CHECK(s.parallel.etp == 1);
   CHECK(s.precision == Precision::kFp8);
   CHECK(s.recompute.granularity == RecomputeGranularity::kSelective);
-  CHECK(s.recompute.modules == std::vector<std::string>{"core_attn"});
-  CHECK(s.recompute.has("core_attn"));
-  CHECK_FALSE(s.recompute.has("moe_act"));
+  CHECK(s.recompute.modules == std::vector<RecomputeModule>{RecomputeModule::kCoreAttn});
+  CHECK(s.recompute.has(RecomputeModule::kCoreAttn));
+  CHECK_FALSE(s.recompute.has(RecomputeModule::kMoeAct));
   REQUIRE(s.moe.capacity_factor.has_value());
   CHECK(*s.moe.capacity_factor == 1.25);
   CHECK(s.moe.routing.distribution == RoutingDistribution::kZipf);
@@ -119,7 +119,7 @@ TEST_CASE("the GB200 example loads: NVL72, mxfp8, moe_act recompute, lognormal r
   CHECK(s.system.gpus_per_node == 4);
   CHECK(s.system.nvlink_domain_size == 72);
   CHECK(s.precision == Precision::kMxfp8);
-  CHECK(s.recompute.modules == std::vector<std::string>{"moe_act"});
+  CHECK(s.recompute.modules == std::vector<RecomputeModule>{RecomputeModule::kMoeAct});
   CHECK(s.moe.routing.distribution == RoutingDistribution::kLognormal);
   CHECK(s.moe.routing.lognormal_sigma == 0.6);
   CHECK(s.moe.routing.per_step_variation);
@@ -175,7 +175,7 @@ TEST_CASE("the echo keeps overrides: GPU type, profile, routing parameters, atte
   CHECK_FALSE(s.moe.grouped_gemm);
   CHECK(s.moe.routing.dirichlet_alpha == 0.3);
   CHECK(s.moe.routing.device_limited_nodes == 2);
-  CHECK(s.recompute.has("mlp"));  // full recompute replays every module
+  CHECK(s.recompute.has(RecomputeModule::kMlp));  // full recompute replays every module
   CHECK(s.parallel.etp == 2);     // Megatron: expert TP defaults to TP
   CHECK(s.parallel.tp_comm_overlap);
   CHECK(s.seed == 123456789012345u);
@@ -201,7 +201,7 @@ TEST_CASE("defaults of a minimal scenario") {
   CHECK(s.training.micro_batch_size == 1);
   CHECK(s.precision == Precision::kBf16);
   CHECK(s.recompute.granularity == RecomputeGranularity::kNone);
-  CHECK_FALSE(s.recompute.has("core_attn"));
+  CHECK_FALSE(s.recompute.has(RecomputeModule::kCoreAttn));
   CHECK(s.optimizer.overlap_grad_reduce);
   CHECK(s.optimizer.overlap_param_gather);
   CHECK(s.optimizer.grad_reduce_in_fp32);  // Megatron-LM's default under bf16
@@ -226,11 +226,11 @@ TEST_CASE("optimizer: grad_reduce_in_fp32 and fp4_param_gather are read and echo
 TEST_CASE("recompute spellings") {
   Json j = small_scenario();
   j["recompute"] = "selective";
-  CHECK(parse(j).recompute.modules == std::vector<std::string>{"core_attn"});
+  CHECK(parse(j).recompute.modules == std::vector<RecomputeModule>{RecomputeModule::kCoreAttn});
   j["recompute"] = Json::parse(R"({"granularity": "selective", "modules": ["moe_act", "layernorm", "mla_up_proj"]})");
   const auto r = parse(j).recompute;
-  CHECK(r.has("layernorm"));
-  CHECK_FALSE(r.has("core_attn"));
+  CHECK(r.has(RecomputeModule::kLayernorm));
+  CHECK_FALSE(r.has(RecomputeModule::kCoreAttn));
   j["recompute"] = Json::parse(R"({"granularity": "selective", "modules": []})");
   CHECK(refusal(j) ==
         "inline.json: at /recompute/modules: value []: selective recompute needs at least one module (use \"none\" "

@@ -49,7 +49,7 @@ model::ModelSpec gpt(std::int64_t heads, std::int64_t hidden, std::int64_t layer
 
 void selective(Scenario& s) {
   s.recompute.granularity = RecomputeGranularity::kSelective;
-  s.recompute.modules = {"core_attn"};
+  s.recompute.modules = {RecomputeModule::kCoreAttn};
 }
 
 double layer_bytes(const Scenario& s) { return memory::layer_activation(s, false).total(); }

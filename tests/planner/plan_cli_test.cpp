@@ -132,6 +132,12 @@ TEST_CASE("bad plan options: one clear error, exit 2") {
       {" plan --model mixtral-8x7b --system hgx-h100 --gpus 64 --seq 4096 --global-batch 256 --recompute partial",
        "moesim: error: at --recompute: value partial: unknown recompute option 'partial'; allowed: none, selective, full, "
        "selective:MODULE+MODULE (core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts)"},
+      {" plan --model mixtral-8x7b --system hgx-h100 --gpus 64 --seq 4096 --global-batch 256 --recompute selective:attn",
+       "moesim: error: at --recompute: value selective:attn: unknown recompute module 'attn'; allowed: none, selective, "
+       "full, selective:MODULE+MODULE (core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts)"},
+      {" plan --model mixtral-8x7b --system hgx-h100 --gpus 64 --seq 4096 --global-batch 256 --dispatcher deepep,nccl",
+       "moesim: error: at --dispatcher: value deepep,nccl: unknown dispatcher 'nccl'; allowed: alltoall, allgather, "
+       "deepep, hybridep"},
       {" plan mixtral-8x7b-h100-64 --model mixtral-8x7b",
        "moesim: error: at --model/--system/--seq/--global-batch: value mixtral-8x7b-h100-64: give either a scenario or "
        "--model, --system, --gpus, --seq and --global-batch, not both; allowed: moesim plan SCENARIO [--gpus N], or "

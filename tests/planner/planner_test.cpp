@@ -39,7 +39,8 @@ TEST_CASE("the default space: TP in powers of two up to 16, EP over the expert c
   // Mixtral has 32 layers: pp candidates are the powers of two and divisors up to 32.
   CHECK(r.space.pp == std::vector<std::int64_t>{1, 2, 4, 8, 16, 32});
   REQUIRE(r.space.recompute.size() == 4);  // none, selective, MoE modules, full
-  CHECK(r.space.recompute[2].modules == std::vector<std::string>{"moe_act", "layernorm"});
+  CHECK(r.space.recompute[2].modules ==
+        std::vector<RecomputeModule>{RecomputeModule::kMoeAct, RecomputeModule::kLayernorm});
 }
 
 TEST_CASE("given lists are constraints, sorted and deduplicated") {
@@ -232,7 +233,8 @@ TEST_CASE("issue 7 must-show 1: DeepSeek-V3 on 1,024 H100; the winner simulated 
   nv.parallel.account_for_embedding_in_pipeline_split = false;
   nv.parallel.account_for_loss_in_pipeline_split = false;
   nv.training.micro_batch_size = 1;
-  nv.recompute = {RecomputeGranularity::kSelective, {"moe_act", "layernorm", "mla_up_proj"}};
+  nv.recompute = {RecomputeGranularity::kSelective,
+                  {RecomputeModule::kMoeAct, RecomputeModule::kLayernorm, RecomputeModule::kMlaUpProj}};
   nv.moe.dispatcher = Dispatcher::kDeepep;  // NVIDIA's DeepSeek-V3 recipes dispatch with DeepEP (flex dispatcher)
   validate_layout(nv);
   const Result nvidia = sim::simulate_step(nv).result;
