@@ -89,9 +89,7 @@ PlanRequest build_request(const PlanCliOptions& o) {
   if (!o.precision.empty()) req.space.precision = parse_precisions(o.precision, req.base.system.gpu);
   if (!o.dispatcher.empty()) req.space.dispatcher = parse_dispatchers(o.dispatcher);
   if (o.host_sync_idle_s >= 0) req.base.moe.host_sync_idle_s = o.host_sync_idle_s;
-  req.objective = o.objective == "tokens-per-gpu-hour" ? PlanObjective::kTokensPerGpuHour
-                  : o.objective == "time-to-tokens"    ? PlanObjective::kTimeToTokens
-                                                       : PlanObjective::kThroughput;
+  req.objective = *value_of(kPlanObjectiveNames, o.objective);  // CLI11 checked it is a name
   if (req.objective == PlanObjective::kTimeToTokens && !(o.token_budget > 0)) {
     throw InputError("--token-budget", fmt::format("{}", o.token_budget), "objective time-to-tokens needs a token budget",
                      "a number of tokens > 0, e.g. 1e12");
@@ -211,16 +209,17 @@ void register_plan(CLI::App& app, Commands& commands) {
   sub->add_option("--etp", o->etp, "expert tensor-parallel sizes (default 1 and each tp)");
   sub->add_option("--micro-batch", o->micro_batch, "micro-batch sizes (default 1,2,4)");
   sub->add_option("--recompute", o->recompute,
-                  "recompute options: none, selective, full, selective:MODULE+MODULE (default none, selective, the MoE "
-                  "modules, full)");
+                  "recompute options: none, selective, full, selective:MODULE+MODULE (MODULE: " +
+                      join(names_of(kRecomputeModuleNames)) + "; default none, selective, the MoE modules, full)");
   sub->add_option("--precision", o->precision,
-                  "precisions to search: a list (bf16,fp8,fp8-blockwise,mxfp8,nvfp4) or all (default: the scenario's, else bf16)");
+                  "precisions to search: a list (" + join(names_of(kPrecisionNames)) +
+                      ") or all (every one the GPU has but fp16; default: the scenario's, else bf16)");
   sub->add_option("--dispatcher", o->dispatcher,
                   "MoE token dispatchers to search: " + join(names_of(kDispatcherNames)) +
                       " (default: the scenario's and deepep)");
   add_field_option(sub, "moe.host_sync_idle_s", o->host_sync_idle_s);  // default: the scenario's
-  sub->add_option("--objective", o->objective, "throughput, tokens-per-gpu-hour or time-to-tokens")
-      ->check(CLI::IsMember({"throughput", "tokens-per-gpu-hour", "time-to-tokens"}));
+  sub->add_option("--objective", o->objective, "what best means: throughput of one cluster, or with several GPU counts tokens per GPU-hour or time to --token-budget")
+      ->check(CLI::IsMember(names_of(kPlanObjectiveNames)));
   sub->add_option("--token-budget", o->token_budget, "tokens to train (reports the time to train them)")
       ->check(finite_range(0.0, 1e18));
   sub->add_option("--top", o->top, "rows of the ranked table")->capture_default_str()->check(CLI::Range(1, 1000));
