@@ -106,7 +106,7 @@ ProxyRank::ProxyRank(const ValidationWorkload& w, std::int64_t rank, RankComms c
   const AttentionWidths widths = attention_widths(w);
   const std::int64_t t = w.tokens_per_rank, h = w.hidden, layers = w.layers;
   const std::int64_t qkv = widths.qkv();
-  const std::size_t score_count = count(w.micro_batch * w.heads, w.seq, w.seq);
+  const std::size_t score_count = count(w.micro_batch_size * w.heads, w.seq, w.seq);
   const std::int64_t gate = w.gated ? 2 : 1;
   rows_ = w.moe ? t * w.topk : 0;
   const auto seed = w.seed ^ (static_cast<std::uint64_t>(rank) << 32);
@@ -185,7 +185,7 @@ ProxyRank::ProxyRank(const ValidationWorkload& w, std::int64_t rank, RankComms c
     }
     saved_.push_back(std::move(s));
   }
-  kernels::AttentionShape core{static_cast<int>(w.micro_batch * w.heads), static_cast<int>(w.seq),
+  kernels::AttentionShape core{static_cast<int>(w.micro_batch_size * w.heads), static_cast<int>(w.seq),
                                static_cast<int>(w.head_dim), true};
   if (widths.mla) core.head_dim_v = static_cast<int>(w.v_head_dim);
   core_ = std::make_unique<kernels::Attention>(blas_, core, true);

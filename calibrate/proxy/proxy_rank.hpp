@@ -20,7 +20,7 @@
 #include "kernels/device_buffer.hpp"
 #include "kernels/gemm_lt.hpp"
 #include "kernels/stream.hpp"
-#include "scenario/validation_workload.hpp"
+#include "record/validation_workload.hpp"
 
 namespace moesim::proxy {
 

@@ -5,8 +5,8 @@
 #include <functional>
 #include <string>
 
-#include "scenario/validation_result.hpp"
-#include "scenario/validation_workload.hpp"
+#include "record/validation_result.hpp"
+#include "record/validation_workload.hpp"
 
 namespace moesim::proxy {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "scenario/validation_workload.hpp"
+#include "record/validation_workload.hpp"
 
 namespace moesim::proxy {
 

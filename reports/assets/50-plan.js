@@ -47,8 +47,7 @@
     if (p.search.rejections.length) {
       M.add('rejected', M.table(['count', 'reason', 'first example', 'detail'], p.search.rejections.map(function (x) {
         // A rejection's example is a raw candidate: recompute is an index into the search space.
-        var ex = Object.assign({}, x.example, {micro_batch_size: x.example.micro_batch,
-                                               recompute: req.space.recompute[x.example.recompute]});
+        var ex = Object.assign({}, x.example, {recompute: req.space.recompute[x.example.recompute]});
         return [M.n(M.num(x.count)), x.reason, M.el('span', {class: 'layout'}, M.layoutLabel(ex)), x.detail];
       })));
     } else {
@@ -71,11 +70,11 @@
         series: ranks.map(function (rk) {
           return {name: '#' + rk, type: 'line', symbolSize: 8,
                   data: [[0, 0]].concat(p.skew_sensitivity.filter(function (x) { return x.rank === rk; })
-                    .map(function (x) { return [x.lognormal_sigma, +(100 * x.slowdown).toFixed(2)]; }))};
+                    .map(function (x) { return [x.sigma, +(100 * x.slowdown).toFixed(2)]; }))};
         })
       });
       M.add('skew', M.table(['rank', 'σ', 'step s', 'slow-down', 'worst EP-rank imbalance'], p.skew_sensitivity.map(function (x) {
-        return [M.n(x.rank), M.n(M.num(x.lognormal_sigma, 1)), M.n(M.num(x.step_time_s, 3)), M.n(M.pct(x.slowdown)), M.n(M.num(x.max_imbalance, 2))];
+        return [M.n(x.rank), M.n(M.num(x.sigma, 1)), M.n(M.num(x.step_time_s, 3)), M.n(M.pct(x.slowdown)), M.n(M.num(x.max_imbalance, 2))];
       })));
     } else {
       M.noChart('skew-chart', s.model.num_moe_experts ? 'Skew sensitivity was not requested (--no-skew).' : 'Dense model: no routing skew.');

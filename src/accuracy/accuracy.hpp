@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "scenario/published_point.hpp"
-#include "scenario/result.hpp"
+#include "record/published_point.hpp"
+#include "record/result.hpp"
 
 namespace moesim::accuracy {
 

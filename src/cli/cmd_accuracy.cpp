@@ -17,7 +17,7 @@
 #include "planner/published_rank.hpp"
 #include "report/result_json.hpp"
 #include "report/scenario_json.hpp"
-#include "scenario/plan.hpp"
+#include "record/plan.hpp"
 
 namespace moesim::cli {
 namespace {

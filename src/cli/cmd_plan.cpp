@@ -32,7 +32,7 @@ namespace moesim::cli {
 namespace {
 
 struct PlanCliOptions {
-  std::string scenario, model, system, gpus, tp, cp, pp, vpp, ep, etp, micro_batch, recompute, precision, dispatcher;
+  std::string scenario, model, system, gpus, tp, cp, pp, vpp, ep, etp, micro_batch_size, recompute, precision, dispatcher;
   std::string objective = "throughput", shard, json_out, html_out;
   std::int64_t seq = 0, global_batch = 0, top = 10, finalists = 8;
   double token_budget = 0;
@@ -68,7 +68,7 @@ PlanRequest build_request(const PlanCliOptions& o) {
     }
   }
   std::vector<std::int64_t> gpus;
-  if (!o.gpus.empty()) gpus = parse_int_list("--gpus", o.gpus, true);
+  if (!o.gpus.empty()) gpus = parse_int_list(plan_list_field("space.gpus"), o.gpus, true);
   if (o.scenario.empty()) q = config::plan_question_from_flags(o.model, o.system, gpus.front(), o.seq, o.global_batch);
   PlanRequest req;
   req.base = q.scenario;
@@ -78,13 +78,15 @@ PlanRequest build_request(const PlanCliOptions& o) {
     req.base.system.gpus = gpus.front();
   }
   // Lists on the command line override what the scenario fixes.
-  if (!o.tp.empty()) req.space.tp = parse_int_list("--tp", o.tp, false);
-  if (!o.cp.empty()) req.space.cp = parse_int_list("--cp", o.cp, false);
-  if (!o.pp.empty()) req.space.pp = parse_int_list("--pp", o.pp, false);
-  if (!o.vpp.empty()) req.space.vpp = parse_int_list("--vpp", o.vpp, false);
-  if (!o.ep.empty()) req.space.ep = parse_int_list("--ep", o.ep, false);
-  if (!o.etp.empty()) req.space.etp = parse_int_list("--etp", o.etp, false);
-  if (!o.micro_batch.empty()) req.space.micro_batch = parse_int_list("--micro-batch", o.micro_batch, false);
+  if (!o.tp.empty()) req.space.tp = parse_int_list(plan_list_field("space.tp"), o.tp, false);
+  if (!o.cp.empty()) req.space.cp = parse_int_list(plan_list_field("space.cp"), o.cp, false);
+  if (!o.pp.empty()) req.space.pp = parse_int_list(plan_list_field("space.pp"), o.pp, false);
+  if (!o.vpp.empty()) req.space.vpp = parse_int_list(plan_list_field("space.vpp"), o.vpp, false);
+  if (!o.ep.empty()) req.space.ep = parse_int_list(plan_list_field("space.ep"), o.ep, false);
+  if (!o.etp.empty()) req.space.etp = parse_int_list(plan_list_field("space.etp"), o.etp, false);
+  if (!o.micro_batch_size.empty()) {
+    req.space.micro_batch_size = parse_int_list(plan_list_field("space.micro_batch_size"), o.micro_batch_size, false);
+  }
   if (!o.recompute.empty()) req.space.recompute = parse_recompute_list(o.recompute);
   if (!o.precision.empty()) req.space.precision = parse_precisions(o.precision, req.base.system.gpu);
   if (!o.dispatcher.empty()) req.space.dispatcher = parse_dispatchers(o.dispatcher);
@@ -198,34 +200,25 @@ void register_plan(CLI::App& app, Commands& commands) {
                   "given, fix those knobs");
   sub->add_option("--model", o->model, "model preset (`moesim models list`)");
   sub->add_option("--system", o->system, "cluster preset (`moesim systems list`)");
-  sub->add_option("--gpus", o->gpus, "GPU count N, a list N1,N2, or a range FROM:TO (doubling; Pareto front over GPUs)");
+  add_plan_field_option(sub, "space.gpus", o->gpus);
   add_field_option(sub, "training.seq_length", o->seq);
   add_field_option(sub, "training.global_batch_size", o->global_batch);
-  sub->add_option("--tp", o->tp, "tensor-parallel sizes to try (default 1,2,4,8,16 up to the NVLink domain)");
-  sub->add_option("--cp", o->cp, "context-parallel sizes (default 1,2,4,8)");
-  sub->add_option("--pp", o->pp, "pipeline sizes (default powers of two and divisors of the layers up to 32)");
-  sub->add_option("--vpp", o->vpp, "virtual stages per pipeline rank (default 1-8)");
-  sub->add_option("--ep", o->ep, "expert-parallel sizes (default every divisor of the expert count)");
-  sub->add_option("--etp", o->etp, "expert tensor-parallel sizes (default 1 and each tp)");
-  sub->add_option("--micro-batch", o->micro_batch, "micro-batch sizes (default 1,2,4)");
-  sub->add_option("--recompute", o->recompute,
-                  "recompute options: none, selective, full, selective:MODULE+MODULE (MODULE: " +
-                      join(names_of(kRecomputeModuleNames)) + "; default none, selective, the MoE modules, full)");
-  sub->add_option("--precision", o->precision,
-                  "precisions to search: a list (" + join(names_of(kPrecisionNames)) +
-                      ") or all (every one the GPU has but fp16; default: the scenario's, else bf16)");
-  sub->add_option("--dispatcher", o->dispatcher,
-                  "MoE token dispatchers to search: " + join(names_of(kDispatcherNames)) +
-                      " (default: the scenario's and deepep)");
+  for (auto [path, target] : {std::pair{"space.tp", &o->tp}, {"space.cp", &o->cp}, {"space.pp", &o->pp},
+                               {"space.vpp", &o->vpp}, {"space.ep", &o->ep}, {"space.etp", &o->etp},
+                               {"space.micro_batch_size", &o->micro_batch_size}}) {
+    add_plan_field_option(sub, path, *target, "a list N1,N2,...");
+  }
+  add_plan_field_option(sub, "space.recompute", o->recompute,
+                        "none, selective, full, selective:MODULE+MODULE (MODULE: " + join(names_of(kRecomputeModuleNames)) +
+                            ")");
+  add_plan_field_option(sub, "space.precision", o->precision,
+                        "a list (" + join(names_of(kPrecisionNames)) + ") or all (every one the GPU has but fp16)");
+  add_plan_field_option(sub, "space.dispatcher", o->dispatcher, "a list of " + join(names_of(kDispatcherNames)));
   add_field_option(sub, "moe.host_sync_idle_s", o->host_sync_idle_s);  // default: the scenario's
-  sub->add_option("--objective", o->objective, "what best means: throughput of one cluster, or with several GPU counts tokens per GPU-hour or time to --token-budget")
-      ->check(CLI::IsMember(names_of(kPlanObjectiveNames)));
-  sub->add_option("--token-budget", o->token_budget, "tokens to train (reports the time to train them)")
-      ->check(finite_range(0.0, 1e18));
-  sub->add_option("--top", o->top, "rows of the ranked table")->capture_default_str()->check(CLI::Range(1, 1000));
-  sub->add_option("--finalists", o->finalists, "best candidates by estimate to simulate op by op and re-rank (K)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1000));
+  add_plan_field_option(sub, "objective", o->objective);
+  add_plan_field_option(sub, "token_budget", o->token_budget);
+  add_plan_field_option(sub, "top", o->top);
+  add_plan_field_option(sub, "finalists", o->finalists);
   sub->add_flag("--no-skew", o->no_skew, "skip the routing-skew sensitivity of the top 3");
   sub->add_option("--threads", o->threads, "worker threads (default: every core)")->check(CLI::Range(0, 1024));
   sub->add_option("--shard", o->shard,

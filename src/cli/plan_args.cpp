@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "core/format.hpp"
 
@@ -17,32 +19,33 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return out;
 }
 
-std::int64_t parse_positive(const std::string& option, const std::string& whole, const std::string& item,
+std::int64_t parse_in_range(const ListField& field, const std::string& whole, const std::string& item,
                             const std::string& allowed) {
   long long v = 0;
   char extra = 0;
-  if (std::sscanf(item.c_str(), "%lld%c", &v, &extra) != 1 || v < 1 || v > (1LL << 20)) {
-    throw InputError(option, whole, "'" + item + "' is not an integer from 1 to 1048576", allowed);
+  if (std::sscanf(item.c_str(), "%lld%c", &v, &extra) != 1 || v < field.range.min || v > field.range.max) {
+    throw InputError(field.flag, whole,
+                     fmt::format("'{}' is not an integer from {} to {}", item, field.range.min, field.range.max), allowed);
   }
   return v;
 }
 
 }  // namespace
 
-std::vector<std::int64_t> parse_int_list(const std::string& option, const std::string& text, bool ranges) {
+std::vector<std::int64_t> parse_int_list(const ListField& field, const std::string& text, bool ranges) {
   const std::string allowed = ranges ? "N, N1,N2,..., or FROM:TO (doubling from FROM up to TO)" : "N or N1,N2,...";
   std::vector<std::int64_t> out;
   if (ranges && text.find(':') != std::string::npos) {
     const auto parts = split(text, ':');
-    if (parts.size() != 2) throw InputError(option, text, "expected FROM:TO", allowed);
-    const std::int64_t from = parse_positive(option, text, parts[0], allowed);
-    const std::int64_t to = parse_positive(option, text, parts[1], allowed);
-    if (to < from) throw InputError(option, text, "FROM must not exceed TO", allowed);
+    if (parts.size() != 2) throw InputError(field.flag, text, "expected FROM:TO", allowed);
+    const std::int64_t from = parse_in_range(field, text, parts[0], allowed);
+    const std::int64_t to = parse_in_range(field, text, parts[1], allowed);
+    if (to < from) throw InputError(field.flag, text, "FROM must not exceed TO", allowed);
     for (std::int64_t v = from; v <= to; v *= 2) out.push_back(v);
     return out;
   }
-  for (const auto& item : split(text, ',')) out.push_back(parse_positive(option, text, item, allowed));
-  if (out.empty()) throw InputError(option, text, "empty list", allowed);
+  for (const auto& item : split(text, ',')) out.push_back(parse_in_range(field, text, item, allowed));
+  if (out.empty()) throw InputError(field.flag, text, "empty list", allowed);
   return out;
 }
 

@@ -3,13 +3,14 @@
 #include <string>
 #include <vector>
 
-#include "scenario/plan.hpp"
+#include "cli/field_option.hpp"
+#include "record/plan.hpp"
 
 namespace moesim::cli {
 
-/// "8" → {8}; "1,2,4" → {1, 2, 4}; "256:2048" → {256, 512, 1024, 2048} (doubling). `option` names
-/// the flag in errors.
-[[nodiscard]] std::vector<std::int64_t> parse_int_list(const std::string& option, const std::string& text, bool ranges);
+/// "8" → {8}; "1,2,4" → {1, 2, 4}; "256:2048" → {256, 512, 1024, 2048} (doubling), each value in the
+/// field's range; errors name the field's flag.
+[[nodiscard]] std::vector<std::int64_t> parse_int_list(const ListField& field, const std::string& text, bool ranges);
 
 /// "bf16,fp8" or "all" (every precision the GPU supports except fp16).
 [[nodiscard]] std::vector<Precision> parse_precisions(const std::string& text, const hw::GpuSpec& gpu);

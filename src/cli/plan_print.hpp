@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "scenario/plan.hpp"
+#include "record/plan.hpp"
 
 namespace moesim::cli {
 

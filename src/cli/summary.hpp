@@ -3,7 +3,7 @@
 #include <string>
 
 #include "model/model_spec.hpp"
-#include "scenario/result.hpp"
+#include "record/result.hpp"
 
 namespace moesim::cli {
 

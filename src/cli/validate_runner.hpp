@@ -3,8 +3,8 @@
 // beside moesim) in a private temporary folder, and what it measured read back strictly.
 #include <filesystem>
 
-#include "scenario/validation_result.hpp"
-#include "scenario/validation_workload.hpp"
+#include "record/validation_result.hpp"
+#include "record/validation_workload.hpp"
 
 namespace moesim::cli {
 

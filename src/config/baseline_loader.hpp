@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "scenario/regression.hpp"
+#include "record/regression.hpp"
 
 namespace moesim::config {
 

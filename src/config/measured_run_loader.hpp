@@ -4,7 +4,7 @@
 // refused with the file, JSON path, value and rule.
 #include <string>
 
-#include "scenario/validation_result.hpp"
+#include "record/validation_result.hpp"
 
 namespace moesim::config {
 

@@ -4,17 +4,19 @@
 #include <filesystem>
 
 #include "config/builtin_scenarios.hpp"
+#include "config/enum_field.hpp"
+#include "config/field_section.hpp"
 #include "config/json_reader.hpp"
 #include "config/scenario_loader.hpp"
 #include "config/scenario_sections.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/format.hpp"
+#include "scenario/plan_request_fields.hpp"
 
 namespace moesim::config {
 namespace {
 
-constexpr IntRange kKnob{1, 1 << 20};
 
 PlanQuestion question_from(const Json& obj, const std::string& file, const std::filesystem::path& base_dir) {
   PlanQuestion q;
@@ -35,101 +37,121 @@ PlanQuestion question_from(const Json& obj, const std::string& file, const std::
   return q;
 }
 
-std::vector<std::int64_t> int_list(const Json& v, const std::string& path) {
-  if (!v.is_array() || v.empty()) throw InputError(path, describe_value(v), "expected a non-empty array of integers", "[1, 2, ...]");
-  std::vector<std::int64_t> out;
-  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(to_int(v[i], path + "/" + std::to_string(i), kKnob));
-  return out;
+/// A non-empty array at `path`, or the message naming what it must hold.
+const Json& non_empty_array(const Json* v, const std::string& path, const char* example) {
+  if (!v) throw InputError(path, "", "required field is missing", std::string("a non-empty array: ") + example);
+  if (!v->is_array() || v->empty()) throw InputError(path, describe_value(*v), "expected a non-empty array", example);
+  return *v;
 }
 
-Precision precision_of(const Json& v, const std::string& path) {
-  std::vector<std::string> names;
-  for (Precision p : kAllPrecisions) names.emplace_back(to_string(p));
+template <typename E, std::size_t N>
+E enum_at(const Json& v, const std::string& path, const EnumNames<E, N>& table, const char* what) {
   if (v.is_string()) {
-    if (auto p = precision_from_string(v.get<std::string>())) return *p;
+    if (const auto e = value_of(table, v.get<std::string>())) return *e;
   }
-  throw InputError(path, describe_value(v), "unknown precision", join(names));
+  throw InputError(path, describe_value(v), std::string("unknown ") + what, join(names_of(table)));
 }
 
+Precision precision_of(const Json& v, const std::string& path) { return enum_at(v, path, kPrecisionNames, "precision"); }
 Dispatcher dispatcher_of(const Json& v, const std::string& path) {
-  if (v.is_string()) {
-    if (const auto d = value_of(kDispatcherNames, v.get<std::string>())) return *d;
-  }
-  throw InputError(path, describe_value(v), "unknown dispatcher", join(names_of(kDispatcherNames)));
+  return enum_at(v, path, kDispatcherNames, "dispatcher");
 }
 
-SearchSpace read_space(const Json& v, const std::string& path) {
-  const ObjectReader r(v, path, {"gpus", "tp", "cp", "pp", "vpp", "ep", "etp", "micro_batch", "recompute", "precision", "dispatcher"});
-  auto need = [&](const char* key) -> const Json& {
-    const Json* j = r.get(key);
-    if (!j) throw InputError(r.path_of(key), "", "required field is missing", "a non-empty array");
-    return *j;
-  };
-  SearchSpace s;
-  s.gpus = int_list(need("gpus"), r.path_of("gpus"));
-  s.tp = int_list(need("tp"), r.path_of("tp"));
-  s.cp = int_list(need("cp"), r.path_of("cp"));
-  s.pp = int_list(need("pp"), r.path_of("pp"));
-  s.vpp = int_list(need("vpp"), r.path_of("vpp"));
-  s.ep = int_list(need("ep"), r.path_of("ep"));
-  s.etp = int_list(need("etp"), r.path_of("etp"));
-  s.micro_batch = int_list(need("micro_batch"), r.path_of("micro_batch"));
-  const Json& rec = need("recompute");
-  if (!rec.is_array() || rec.empty()) throw InputError(r.path_of("recompute"), describe_value(rec), "expected a non-empty array", "[{\"granularity\": ...}]");
-  for (std::size_t i = 0; i < rec.size(); ++i) {
+/// Reads one object of a plan request through its field table (scenario/plan_request_fields.hpp).
+/// Every list of the space is required: a written request echoes the completed space it searched.
+class RequestReader {
+ public:
+  RequestReader(const ObjectReader& r, const std::string& file, const std::filesystem::path& base_dir)
+      : r_(r), file_(file), base_dir_(base_dir) {}
+
+  template <typename Inner>
+  void section(const FieldInfo& info, Inner&& inner) {
+    read_field_section(r_, info, inner, [&](const ObjectReader& sub) {
+      RequestReader reader(sub, file_, base_dir_);
+      inner(reader);
+    });
+  }
+  void special(const FieldInfo& info, Scenario& member) const {
+    const Json* v = r_.get(info.key);
+    if (!v) throw InputError(r_.path_of(info.key), "", "required field is missing", std::string(info.doc));
     try {
-      s.recompute.push_back(detail::read_recompute(&rec[i]));
+      member = parse_scenario_spec(*v, file_, base_dir_);
     } catch (InputError& e) {
-      e.under(r.path_of("recompute") + "/" + std::to_string(i));
+      e.under(r_.path_of(info.key));
       throw;
     }
   }
-  const Json& prec = need("precision");
-  if (!prec.is_array() || prec.empty()) throw InputError(r.path_of("precision"), describe_value(prec), "expected a non-empty array", "[\"bf16\", ...]");
-  for (std::size_t i = 0; i < prec.size(); ++i) s.precision.push_back(precision_of(prec[i], r.path_of("precision") + "/" + std::to_string(i)));
-  const Json& disp = need("dispatcher");
-  if (!disp.is_array() || disp.empty()) throw InputError(r.path_of("dispatcher"), describe_value(disp), "expected a non-empty array", "[\"alltoall\", ...]");
-  for (std::size_t i = 0; i < disp.size(); ++i) s.dispatcher.push_back(dispatcher_of(disp[i], r.path_of("dispatcher") + "/" + std::to_string(i)));
-  return s;
-}
+  void special(const FieldInfo& info, std::vector<RecomputeSpec>& member) const {
+    const std::string path = r_.path_of(info.key);
+    const Json& list = non_empty_array(r_.get(info.key), path, "[\"none\", {\"granularity\": ...}, ...]");
+    member.clear();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      try {
+        member.push_back(detail::read_recompute(&list[i]));
+      } catch (InputError& e) {
+        e.under(path + "/" + std::to_string(i));
+        throw;
+      }
+    }
+  }
+  void integer_list(const FieldInfo& info, std::vector<std::int64_t>& member, IntRange range) const {
+    const std::string path = r_.path_of(info.key);
+    const Json& list = non_empty_array(r_.get(info.key), path, "[1, 2, ...]");
+    member.clear();
+    for (std::size_t i = 0; i < list.size(); ++i) member.push_back(to_int(list[i], path + "/" + std::to_string(i), range));
+  }
+  template <typename E, std::size_t N>
+  void enumeration_list(const FieldInfo& info, std::vector<E>& member, const EnumNames<E, N>& table) const {
+    const std::string path = r_.path_of(info.key);
+    const Json& list = non_empty_array(r_.get(info.key), path, "[NAME, ...]");
+    member.clear();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      member.push_back(enum_at(list[i], path + "/" + std::to_string(i), table, std::string(info.key).c_str()));
+    }
+  }
+  template <typename E, std::size_t N>
+  void enumeration(const FieldInfo& info, E& member, const EnumNames<E, N>& table) const {
+    member = get_enum_value(r_, info.key, member, table);
+  }
+  void number(const FieldInfo& info, double& member, NumberRange range) const {
+    member = r_.get_number(info.key, member, range);
+  }
+  void integer(const FieldInfo& info, std::int64_t& member, IntRange range) const {
+    member = r_.get_int(info.key, member, range);
+  }
+  void boolean(const FieldInfo& info, bool& member) const { member = r_.get_bool(info.key, member); }
+
+ private:
+  const ObjectReader& r_;
+  const std::string& file_;
+  const std::filesystem::path& base_dir_;
+};
 
 PlanRequest read_request(const Json& v, const std::string& file, const std::filesystem::path& base_dir) {
-  const ObjectReader r(v, "/request", {"scenario", "space", "objective", "token_budget", "top", "finalists", "skew_sensitivity"});
   PlanRequest req;
-  const Json* scenario = r.get("scenario");
-  if (!scenario) throw InputError(r.path_of("scenario"), "", "required field is missing", "the plan's base scenario");
-  try {
-    req.base = parse_scenario_spec(*scenario, file, base_dir);
-  } catch (InputError& e) {
-    e.under(r.path_of("scenario"));
-    throw;
-  }
-  const Json* space = r.get("space");
-  if (!space) throw InputError(r.path_of("space"), "", "required field is missing", "the searched values per knob");
-  req.space = read_space(*space, r.path_of("space"));
-  const std::string objective = r.get_enum("objective", "throughput", {"throughput", "tokens-per-gpu-hour", "time-to-tokens"});
-  req.objective = objective == "tokens-per-gpu-hour" ? PlanObjective::kTokensPerGpuHour
-                  : objective == "time-to-tokens"    ? PlanObjective::kTimeToTokens
-                                                     : PlanObjective::kThroughput;
-  req.token_budget = r.get_number("token_budget", 0.0);
-  req.top = r.get_int("top", 10, {1, 100000});
-  req.finalists = r.get_int("finalists", 8, {0, 100000});
-  req.skew_sensitivity = r.get_bool("skew_sensitivity", true);
+  FieldKeys table;
+  plan_request_fields::visit_plan_request(table, req);
+  const ObjectReader r(v, "/request", table.keys);
+  RequestReader reader(r, file, base_dir);
+  plan_request_fields::visit_plan_request(reader, req);
   return req;
 }
 
 Candidate read_candidate(const Json& v, const std::string& path, const SearchSpace& space) {
-  const ObjectReader r(v, path, {"index", "gpus", "tp", "cp", "pp", "vpp", "ep", "etp", "micro_batch", "recompute", "precision", "dispatcher"});
+  const ObjectReader r(v, path, {"index", "gpus", "tp", "cp", "pp", "vpp", "ep", "etp", "micro_batch_size", "recompute", "precision", "dispatcher"});
+  using scenario_fields::kGpus;
+  using scenario_fields::kMicroBatch;
+  using scenario_fields::kParallelSize;
   Candidate c;
   c.index = r.require_int("index", {0, std::numeric_limits<std::int64_t>::max()});
-  c.gpus = r.require_int("gpus", kKnob);
-  c.tp = r.require_int("tp", kKnob);
-  c.cp = r.require_int("cp", kKnob);
-  c.pp = r.require_int("pp", kKnob);
-  c.vpp = r.require_int("vpp", kKnob);
-  c.ep = r.require_int("ep", kKnob);
-  c.etp = r.require_int("etp", kKnob);
-  c.micro_batch = r.require_int("micro_batch", kKnob);
+  c.gpus = r.require_int("gpus", kGpus);
+  c.tp = r.require_int("tp", kParallelSize);
+  c.cp = r.require_int("cp", kParallelSize);
+  c.pp = r.require_int("pp", kParallelSize);
+  c.vpp = r.require_int("vpp", kParallelSize);
+  c.ep = r.require_int("ep", kParallelSize);
+  c.etp = r.require_int("etp", kParallelSize);
+  c.micro_batch_size = r.require_int("micro_batch_size", kMicroBatch);
   c.recompute = r.require_int("recompute", {0, static_cast<std::int64_t>(space.recompute.size()) - 1});
   const Json* p = r.get("precision");
   if (!p) throw InputError(r.path_of("precision"), "", "required field is missing", "a precision name");
@@ -179,7 +201,7 @@ void constrain_space(const PlanQuestion& q, SearchSpace& space) {
   if (given("ep")) space.ep = {s.parallel.ep};
   // Megatron's expert TP defaults to TP: a scenario that fixes tp but not etp fixes etp too.
   if (given("etp") || given("tp")) space.etp = {s.parallel.etp};
-  if (given("micro_batch_size")) space.micro_batch = {s.training.micro_batch_size};
+  if (given("micro_batch_size")) space.micro_batch_size = {s.training.micro_batch_size};
   if (given("recompute")) space.recompute = {s.recompute};
   if (given("precision")) space.precision = {s.precision};
   if (given("dispatcher")) space.dispatcher = {s.moe.dispatcher};

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scenario/plan.hpp"
+#include "record/plan.hpp"
 
 namespace moesim::config {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "scenario/published_point.hpp"
+#include "record/published_point.hpp"
 
 namespace moesim::config {
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/enum_field.hpp"
+#include "config/field_section.hpp"
 #include "config/hw_loader.hpp"
 #include "config/model_loader.hpp"
 #include "config/profile_loader.hpp"
@@ -95,25 +96,6 @@ void check_precision_supported(Precision p, const hw::GpuSpec& gpu) {
 }
 
 
-/// Every key of a field table, in table order (the strict reader's allowed list), and the required ones.
-struct KeyCollector {
-  std::vector<std::string> keys, required;
-  void add(const FieldInfo& info) {
-    keys.emplace_back(info.key);
-    if (info.required) required.emplace_back(info.key);
-  }
-  template <typename... A> void section(const FieldInfo& i, A&&...) { add(i); }
-  template <typename... A> void special(const FieldInfo& i, A&&...) { add(i); }
-  template <typename... A> void constant(const FieldInfo& i, A&&...) { add(i); }
-  template <typename... A> void text(const FieldInfo& i, A&&...) { add(i); }
-  template <typename... A> void integer(const FieldInfo& i, A&&...) { add(i); }
-  template <typename... A> void number(const FieldInfo& i, A&&...) { add(i); }
-  template <typename... A> void optional_integer(const FieldInfo& i, A&&...) { add(i); }
-  template <typename... A> void optional_number(const FieldInfo& i, A&&...) { add(i); }
-  template <typename... A> void boolean(const FieldInfo& i, A&&...) { add(i); }
-  template <typename... A> void enumeration(const FieldInfo& i, A&&...) { add(i); }
-};
-
 /// Reads one JSON object of a scenario into its members through the field table: a field that is
 /// absent (or null) keeps the struct's default or takes its derived default.
 class FieldReader {
@@ -124,18 +106,10 @@ class FieldReader {
   /// An absent optional section reads as {}: its derived defaults still apply (dp = gpus).
   template <typename Inner>
   void section(const FieldInfo& info, Inner&& inner) {
-    KeyCollector table;
-    inner(table);
-    const Json* value = r_.get(info.key);
-    if (!value && info.required) {
-      std::string allowed = "{";
-      for (const auto& key : table.required) allowed += "\"" + key + "\", ";
-      throw InputError(r_.path_of(info.key), "", "required field is missing", allowed + "...}");
-    }
-    static const Json kEmpty = Json::object();
-    const ObjectReader sub(value ? *value : kEmpty, r_.path_of(info.key), table.keys);
-    FieldReader reader(sub, s_, base_dir_);
-    inner(reader);
+    read_field_section(r_, info, inner, [&](const ObjectReader& sub) {
+      FieldReader reader(sub, s_, base_dir_);
+      inner(reader);
+    });
   }
 
   void constant(const FieldInfo& info, std::string_view text) const {
@@ -218,7 +192,7 @@ Scenario parse_scenario_spec(const Json& obj, const std::string& file, const std
   try {
     Scenario s;
     s.file = file;
-    KeyCollector table;
+    FieldKeys table;
     scenario_fields::visit_scenario(table, s);
     const ObjectReader top(obj, "", table.keys);
     FieldReader reader(top, s, base_dir);

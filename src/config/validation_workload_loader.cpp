@@ -126,7 +126,7 @@ std::int64_t require_zero(const ObjectReader& r, std::string_view key, const std
 ValidationWorkload parse(const Json& j) {
   const ObjectReader r(j, "",
                        {"schema", "scenario", "gpu", "precision", "recompute", "recompute_modules", "attention",
-                        "gpus", "tp", "ep", "dp", "layers", "microbatches", "steps", "warmup", "micro_batch", "seq",
+                        "gpus", "tp", "ep", "dp", "layers", "microbatches", "steps", "warmup", "micro_batch_size", "seq",
                         "tokens_per_rank", "hidden", "heads", "kv_heads", "head_dim", "q_lora_rank",
                         "kv_lora_rank", "qk_rope_head_dim", "v_head_dim", "gated", "moe", "ffn",
                         "experts", "topk", "expert_ffn", "shared_ffn", "router_scoring", "seed", "routed_copies"});
@@ -157,13 +157,13 @@ ValidationWorkload parse(const Json& j) {
   w.steps = r.require_int("steps", {1, 10000});
   w.warmup = r.require_int("warmup", {0, 1000});
 
-  w.micro_batch = r.require_int("micro_batch", {1, 4096});
+  w.micro_batch_size = r.require_int("micro_batch_size", {1, 4096});
   w.seq = r.require_int("seq", {1, kMaxDim});
   w.tokens_per_rank = r.require_int("tokens_per_rank", {1, kMaxTokens});
-  const std::int64_t tokens = w.micro_batch * w.seq;
+  const std::int64_t tokens = w.micro_batch_size * w.seq;
   if (w.tokens_per_rank != tokens && w.tokens_per_rank * w.tp != tokens) {
     throw InputError("/tokens_per_rank", std::to_string(w.tokens_per_rank),
-                     "micro_batch × seq, ÷ tp with sequence parallelism",
+                     "micro_batch_size × seq, ÷ tp with sequence parallelism",
                      w.tp > 1 && tokens % w.tp == 0 ? fmt::format("{} or {}", tokens, tokens / w.tp)
                                                     : std::to_string(tokens));
   }

@@ -5,7 +5,7 @@
 // tokens_per_rank) are refused with the file, JSON path, value, rule and allowed values.
 #include <string>
 
-#include "scenario/validation_workload.hpp"
+#include "record/validation_workload.hpp"
 
 namespace moesim::config {
 

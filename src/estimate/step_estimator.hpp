@@ -2,7 +2,7 @@
 // Fidelity "estimate": a closed-form step time for a scenario, from per-layer costs composed over
 // the pipeline schedule, plus DP gradient traffic, the optimizer step and a first memory estimate.
 // Built to be called thousands of times a second by the planner.
-#include "scenario/result.hpp"
+#include "record/result.hpp"
 
 namespace moesim::estimate {
 

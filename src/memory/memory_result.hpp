@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "memory/rank_memory.hpp"
-#include "scenario/result.hpp"
+#include "record/result.hpp"
 #include "schedule/stage_plan.hpp"
 
 namespace moesim::memory {

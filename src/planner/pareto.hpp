@@ -3,7 +3,7 @@
 // the front is beaten on all three by another candidate.
 #include <vector>
 
-#include "scenario/plan.hpp"
+#include "record/plan.hpp"
 
 namespace moesim::planner {
 

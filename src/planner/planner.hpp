@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "planner/parallel_for.hpp"
-#include "scenario/plan.hpp"
+#include "record/plan.hpp"
 
 namespace moesim::planner {
 

@@ -30,7 +30,7 @@ LayoutRank rank_published_layout(const Scenario& published, int threads) {
   sp.vpp.push_back(p.vpp);
   sp.ep.push_back(p.ep);
   sp.etp.push_back(p.etp);
-  sp.micro_batch.push_back(published.training.micro_batch_size);
+  sp.micro_batch_size.push_back(published.training.micro_batch_size);
   sp.dispatcher.push_back(published.moe.dispatcher);
   if (std::none_of(sp.recompute.begin(), sp.recompute.end(),
                    [&](const RecomputeSpec& r) { return same_recompute(r, published.recompute); })) {

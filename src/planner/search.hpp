@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "planner/parallel_for.hpp"
-#include "scenario/plan.hpp"
+#include "record/plan.hpp"
 
 namespace moesim::planner {
 

@@ -73,7 +73,7 @@ void complete_space(PlanRequest& request) {
   if (sp.vpp.empty()) sp.vpp = {1, 2, 3, 4, 5, 6, 7, 8};
   if (sp.ep.empty()) sp.ep = m.is_moe() ? divisors_up_to(m.num_moe_experts, max_gpus) : std::vector<std::int64_t>{1};
   if (sp.etp.empty()) sp.etp = m.is_moe() ? sp.tp : std::vector<std::int64_t>{1};
-  if (sp.micro_batch.empty()) sp.micro_batch = {1, 2, 4};
+  if (sp.micro_batch_size.empty()) sp.micro_batch_size = {1, 2, 4};
   if (sp.recompute.empty()) sp.recompute = default_recompute(m);
   if (sp.precision.empty()) sp.precision.push_back(b.precision);
   if (sp.dispatcher.empty()) {
@@ -84,7 +84,7 @@ void complete_space(PlanRequest& request) {
       sp.dispatcher.push_back(Dispatcher::kDeepep);
     }
   }
-  for (auto* v : {&sp.tp, &sp.cp, &sp.pp, &sp.vpp, &sp.ep, &sp.etp, &sp.micro_batch}) sort_unique(*v);
+  for (auto* v : {&sp.tp, &sp.cp, &sp.pp, &sp.vpp, &sp.ep, &sp.etp, &sp.micro_batch_size}) sort_unique(*v);
   std::sort(sp.precision.begin(), sp.precision.end());
   sp.precision.erase(std::unique(sp.precision.begin(), sp.precision.end()), sp.precision.end());
   std::sort(sp.dispatcher.begin(), sp.dispatcher.end());
@@ -110,7 +110,7 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& request) {
                   if (ep == 1 && d > 0) continue;
                   for (auto etp : sp.etp) {
                     if (etp != 1 && etp != tp) continue;
-                    for (auto mbs : sp.micro_batch) {
+                    for (auto mbs : sp.micro_batch_size) {
                       for (std::size_t r = 0; r < sp.recompute.size(); ++r) {
                         c.index = static_cast<std::int64_t>(out.size());
                         c.gpus = gpus;
@@ -121,7 +121,7 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& request) {
                         c.cp = cp;
                         c.ep = ep;
                         c.etp = etp;
-                        c.micro_batch = mbs;
+                        c.micro_batch_size = mbs;
                         c.recompute = static_cast<std::int64_t>(r);
                         c.dispatcher = sp.dispatcher[d];
                         out.push_back(c);
@@ -143,7 +143,7 @@ Scenario scenario_for(const PlanRequest& request, const Candidate& c) {
   Scenario s = request.base;
   s.system.gpus = c.gpus;
   s.precision = c.precision;
-  s.training.micro_batch_size = c.micro_batch;
+  s.training.micro_batch_size = c.micro_batch_size;
   s.recompute = request.space.recompute.at(static_cast<std::size_t>(c.recompute));
   s.moe.dispatcher = c.dispatcher;
   ParallelSpec& p = s.parallel;
@@ -182,7 +182,7 @@ std::string describe(const PlanRequest& request, const Candidate& c) {
   const bool dispatcher_varies = request.space.dispatcher.size() > 1 || c.dispatcher != Dispatcher::kAlltoall;
   const std::int64_t mp = c.tp * c.cp * c.pp;
   if (mp > 0 && c.gpus % mp == 0) out += fmt::format(" DP{}", c.gpus / mp);
-  out += fmt::format(" · mbs {} · {} · {}", c.micro_batch,
+  out += fmt::format(" · mbs {} · {} · {}", c.micro_batch_size,
                      recompute_label(request.space.recompute.at(static_cast<std::size_t>(c.recompute))),
                      to_string(c.precision));
   if (request.base.model.is_moe() && c.ep > 1 && dispatcher_varies) out += fmt::format(" · {}", to_string(c.dispatcher));

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "scenario/plan.hpp"
+#include "record/plan.hpp"
 
 namespace moesim::planner {
 

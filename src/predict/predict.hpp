@@ -3,8 +3,8 @@
 // simulation (sim/), which are peers; the commands, the accuracy runner and the planner ask here
 // instead of each choosing between them again.
 #include "scenario/fidelity.hpp"
-#include "scenario/result.hpp"
-#include "scenario/timeline.hpp"
+#include "record/result.hpp"
+#include "record/timeline.hpp"
 #include "sim/step_simulator.hpp"
 
 namespace moesim::predict {

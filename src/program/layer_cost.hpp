@@ -11,7 +11,7 @@
 #include "collective/cost_model.hpp"
 #include "compute/kernel_cost.hpp"
 #include "core/named_enum.hpp"
-#include "scenario/breakdown_category.hpp"
+#include "record/breakdown_category.hpp"
 #include "scenario/scenario.hpp"
 #include "schedule/step_shape.hpp"
 

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scenario/result.hpp"
+#include "record/result.hpp"
 #include "schedule/stage_plan.hpp"
 
 namespace moesim::program {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "scenario/regression.hpp"
+#include "record/regression.hpp"
 
 namespace moesim::regress {
 

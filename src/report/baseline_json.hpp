@@ -3,7 +3,7 @@
 // use their shortest round-trip form so a baseline read back compares equal to what was written.
 #include <string>
 
-#include "scenario/regression.hpp"
+#include "record/regression.hpp"
 
 namespace moesim::report {
 

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "scenario/plan_request_fields.hpp"
 #include "scenario/scenario_fields.hpp"
 
 namespace moesim::report {
@@ -92,6 +93,23 @@ class ReferenceWriter {
   void special(const FieldInfo& info, const RoutingSpec& /*member*/) {
     add(info, "object", "{\"distribution\": \"balanced\"}", "docs/routing.md");
   }
+  // The plan request's fields (scenario/plan_request_fields.hpp).
+  void special(const FieldInfo& info, const Scenario& /*member*/) {
+    add(info, "object", "required", "a scenario (the tables above)");
+  }
+  void special(const FieldInfo& info, const std::vector<RecomputeSpec>& /*member*/) {
+    add(info, "array of string or object", "", "each as the scenario's `recompute`");
+  }
+  template <typename T>
+  void integer_list(const FieldInfo& info, const T& /*member*/, IntRange range) {
+    add(info, "array of integer", "", "each " + range_text(range));
+  }
+  template <typename E, std::size_t N>
+  void enumeration_list(const FieldInfo& info, const std::vector<E>& /*member*/, const EnumNames<E, N>& table) {
+    std::string allowed;
+    for (const auto& entry : table) allowed += (allowed.empty() ? "" : ", ") + std::string(entry.name);
+    add(info, "array of string", "", "each one of " + allowed);
+  }
 
  private:
   [[nodiscard]] std::string child(const FieldInfo& info) const {
@@ -116,6 +134,25 @@ std::string cell(const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+std::string tables_text(const std::vector<std::pair<std::string, std::vector<Row>>>& tables, std::string_view prefix) {
+  std::string out;
+  for (const auto& [title, rows] : tables) {
+    const std::string shown =
+        title.empty() ? std::string(prefix) : prefix.empty() ? title : std::string(prefix) + "." + title;
+    out += fmt::format("\n## {}\n\n| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n",
+                       shown.empty() ? std::string("top level") : "`" + shown + "`");
+    for (const auto& r : rows) {
+      out += fmt::format("| `{}` | {} | {} | {} | {} |\n", r.key, r.type, cell(r.default_value), cell(r.allowed),
+                         cell(r.meaning));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string scenario_field_reference() {
   std::vector<std::pair<std::string, std::vector<Row>>> tables;
   const Scenario defaults;
@@ -129,14 +166,20 @@ std::string scenario_field_reference() {
       "`tests/report/field_reference_test.cpp` fails when this page and the tables differ. The contract is\n"
       "`../shared/spec/scenario.md`. Unknown keys, wrong types and values outside the allowed range are refused\n"
       "(exit 2) naming the file, the JSON path, the value, the rule and the allowed values; null reads as absent.\n";
-  for (const auto& [title, rows] : tables) {
-    out += fmt::format("\n## {}\n\n| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n",
-                       title.empty() ? std::string("top level") : "`" + title + "`");
-    for (const auto& r : rows) {
-      out += fmt::format("| `{}` | {} | {} | {} | {} |\n", r.key, r.type, cell(r.default_value), cell(r.allowed),
-                         cell(r.meaning));
-    }
+  out += tables_text(tables, "");
+  std::vector<std::pair<std::string, std::vector<Row>>> request_tables;
+  const PlanRequest request_defaults;
+  {
+    ReferenceWriter writer("", request_tables);
+    plan_request_fields::visit_plan_request(writer, request_defaults);
   }
+  out +=
+      "\n# Plan request fields (`request` of moesim.plan/1)\n\n"
+      "Generated from `src/scenario/plan_request_fields.hpp`. A plan written with `--json` echoes its request with\n"
+      "the space it searched filled in; `moesim merge` and `--resume` read it back, so in a file every list of\n"
+      "`space` is required. On the command line each list is a flag (`moesim plan --help`) and an omitted one\n"
+      "takes the planner's default (the default column).\n";
+  out += tables_text(request_tables, "request");
   return out;
 }
 

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "hw/tier_graph.hpp"
-#include "scenario/result.hpp"
-#include "scenario/timeline.hpp"
+#include "record/result.hpp"
+#include "record/timeline.hpp"
 
 namespace moesim::report {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "report/html_report.hpp"
-#include "scenario/plan.hpp"
+#include "record/plan.hpp"
 
 namespace moesim::report {
 

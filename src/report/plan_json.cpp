@@ -7,6 +7,7 @@
 #include "core/version.hpp"
 #include "report/result_json.hpp"
 #include "report/scenario_json.hpp"
+#include "scenario/plan_request_fields.hpp"
 
 namespace moesim::report {
 namespace {
@@ -15,17 +16,47 @@ using Json = nlohmann::json;
 
 double finite(double v, const char* field) { return finite_number(v, "plan", field); }
 
-Json space_to_json(const SearchSpace& s) {
-  Json recompute = Json::array();
-  for (const auto& r : s.recompute) recompute.push_back(recompute_to_json(r));
-  Json precision = Json::array();
-  for (auto p : s.precision) precision.push_back(std::string(to_string(p)));
-  Json dispatcher = Json::array();
-  for (auto d : s.dispatcher) dispatcher.push_back(std::string(to_string(d)));
-  return Json{{"gpus", s.gpus}, {"tp", s.tp}, {"cp", s.cp}, {"pp", s.pp}, {"vpp", s.vpp}, {"ep", s.ep}, {"etp", s.etp},
-              {"micro_batch", s.micro_batch}, {"recompute", recompute}, {"precision", precision},
-              {"dispatcher", dispatcher}};
-}
+/// Writes one object of a plan request keyed as its field table keys it
+/// (scenario/plan_request_fields.hpp), so the echo reads back through config/plan_loader.
+class RequestEchoWriter {
+ public:
+  explicit RequestEchoWriter(Json& out) : out_(out) {}
+
+  template <typename Inner>
+  void section(const FieldInfo& info, Inner&& inner) {
+    Json sub = Json::object();
+    RequestEchoWriter writer(sub);
+    inner(writer);
+    out_[std::string(info.key)] = std::move(sub);
+  }
+  void special(const FieldInfo& info, const Scenario& member) { out_[std::string(info.key)] = scenario_to_json(member); }
+  void special(const FieldInfo& info, const std::vector<RecomputeSpec>& member) {
+    Json list = Json::array();
+    for (const auto& r : member) list.push_back(recompute_to_json(r));
+    out_[std::string(info.key)] = std::move(list);
+  }
+  void integer_list(const FieldInfo& info, const std::vector<std::int64_t>& member, IntRange /*range*/) {
+    out_[std::string(info.key)] = member;
+  }
+  template <typename E, std::size_t N>
+  void enumeration_list(const FieldInfo& info, const std::vector<E>& member, const EnumNames<E, N>& table) {
+    Json list = Json::array();
+    for (E e : member) list.push_back(std::string(name_of(table, e)));
+    out_[std::string(info.key)] = std::move(list);
+  }
+  template <typename E, std::size_t N>
+  void enumeration(const FieldInfo& info, const E& member, const EnumNames<E, N>& table) {
+    out_[std::string(info.key)] = std::string(name_of(table, member));
+  }
+  void number(const FieldInfo& info, const double& member, NumberRange /*range*/) {
+    out_[std::string(info.key)] = finite_number(member, "plan", info.key);
+  }
+  void integer(const FieldInfo& info, const std::int64_t& member, IntRange /*range*/) { out_[std::string(info.key)] = member; }
+  void boolean(const FieldInfo& info, const bool& member) { out_[std::string(info.key)] = member; }
+
+ private:
+  Json& out_;
+};
 
 Json estimate_to_json(const CandidateEstimate& e) {
   return Json{{"candidate", candidate_to_json(e.candidate)},
@@ -56,7 +87,7 @@ Json layout_of(const PlanRequest& req, const Candidate& c) {
               {"etp", c.etp},
               {"dp", c.gpus / mp},
               {"edp", c.gpus / (c.etp * c.ep * c.pp)},
-              {"micro_batch_size", c.micro_batch},
+              {"micro_batch_size", c.micro_batch_size},
               {"recompute", recompute_to_json(req.space.recompute.at(static_cast<std::size_t>(c.recompute)))},
               {"precision", std::string(to_string(c.precision))},
               {"dispatcher", std::string(to_string(c.dispatcher))}};
@@ -88,19 +119,16 @@ Json row_to_json(const PlanRequest& req, const PlanRow& row) {
 
 Json candidate_to_json(const Candidate& c) {
   return Json{{"index", c.index}, {"gpus", c.gpus}, {"tp", c.tp},  {"cp", c.cp},   {"pp", c.pp},
-              {"vpp", c.vpp},     {"ep", c.ep},     {"etp", c.etp}, {"micro_batch", c.micro_batch},
+              {"vpp", c.vpp},     {"ep", c.ep},     {"etp", c.etp}, {"micro_batch_size", c.micro_batch_size},
               {"recompute", c.recompute}, {"precision", std::string(to_string(c.precision))},
               {"dispatcher", std::string(to_string(c.dispatcher))}};
 }
 
 Json plan_request_to_json(const PlanRequest& r) {
-  return Json{{"scenario", scenario_to_json(r.base)},
-              {"space", space_to_json(r.space)},
-              {"objective", std::string(to_string(r.objective))},
-              {"token_budget", finite(r.token_budget, "token_budget")},
-              {"top", r.top},
-              {"finalists", r.finalists},
-              {"skew_sensitivity", r.skew_sensitivity}};
+  Json out = Json::object();
+  RequestEchoWriter writer(out);
+  plan_request_fields::visit_plan_request(writer, r);
+  return out;
 }
 
 std::string plan_request_to_json_text(const PlanRequest& r) {
@@ -138,7 +166,7 @@ Json plan_to_json(const Plan& p) {
   Json skew = Json::array();
   for (const auto& s : p.skew) {
     skew.push_back(Json{{"rank", s.rank},
-                        {"lognormal_sigma", finite(s.sigma, "skew.sigma")},
+                        {"sigma", finite(s.sigma, "skew.sigma")},
                         {"step_time_s", finite(s.step_time_s, "skew.step_time_s")},
                         {"slowdown", finite(s.slowdown, "skew.slowdown")},
                         {"max_imbalance", finite(s.max_imbalance, "skew.max_imbalance")}});

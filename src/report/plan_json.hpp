@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenario/plan.hpp"
+#include "record/plan.hpp"
 
 namespace moesim::report {
 

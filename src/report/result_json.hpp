@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenario/result.hpp"
+#include "record/result.hpp"
 
 namespace moesim::report {
 

@@ -2,7 +2,7 @@
 // JSON of a skew sweep (schema "moesim.skew/1"); deterministic text.
 #include <string>
 
-#include "scenario/skew_result.hpp"
+#include "record/skew_result.hpp"
 
 namespace moesim::report {
 

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenario/timeline.hpp"
+#include "record/timeline.hpp"
 
 namespace moesim::report {
 

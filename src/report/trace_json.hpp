@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/file_io.hpp"
-#include "scenario/timeline.hpp"
+#include "record/timeline.hpp"
 
 namespace moesim::report {
 

@@ -4,7 +4,7 @@
 // docs/validation.md), as the proxy runner writes it and config::load_measured_run reads it.
 #include <string>
 
-#include "scenario/validation_result.hpp"
+#include "record/validation_result.hpp"
 
 namespace moesim::report {
 

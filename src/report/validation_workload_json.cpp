@@ -25,7 +25,7 @@ std::string validation_workload_to_json_text(const ValidationWorkload& w) {
                           {"microbatches", w.microbatches},
                           {"steps", w.steps},
                           {"warmup", w.warmup},
-                          {"micro_batch", w.micro_batch},
+                          {"micro_batch_size", w.micro_batch_size},
                           {"seq", w.seq},
                           {"tokens_per_rank", w.tokens_per_rank},
                           {"hidden", w.hidden},

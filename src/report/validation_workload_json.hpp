@@ -3,7 +3,7 @@
 // docs/validation.md), read back by config/validation_workload_loader.
 #include <string>
 
-#include "scenario/validation_workload.hpp"
+#include "record/validation_workload.hpp"
 
 namespace moesim::report {
 

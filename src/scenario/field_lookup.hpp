@@ -1,10 +1,13 @@
 #pragma once
-// One scenario field's table entry found by its dotted path ("training.seq_length"): what the CLI
-// needs to offer the field as a flag (name, help, range) without spelling any of them again.
+// One field's table entry found by its dotted path: a scenario field ("training.seq_length") or a
+// plan request field ("space.tp", "top"). What the CLI needs to offer the field as a flag (name, help,
+// range) without spelling any of them again.
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "scenario/plan_request_fields.hpp"
 #include "scenario/scenario_fields.hpp"
 
 namespace moesim::scenario_fields {
@@ -13,6 +16,7 @@ struct FieldEntry {
   FieldInfo info;
   std::optional<IntRange> int_range;       ///< integer fields
   std::optional<NumberRange> number_range;  ///< number fields
+  std::vector<std::string> names;           ///< enumeration fields: the allowed names, in table order
 };
 
 namespace detail {
@@ -40,7 +44,14 @@ class FieldFinder {
   template <typename T>
   void optional_number(const FieldInfo& info, const T& /*member*/, NumberRange range) { keep(info, std::nullopt, range); }
   template <typename... A> void boolean(const FieldInfo& info, A&&...) { keep(info); }
-  template <typename... A> void enumeration(const FieldInfo& info, A&&...) { keep(info); }
+  template <typename T, typename E, std::size_t N>
+  void enumeration(const FieldInfo& info, const T& /*member*/, const EnumNames<E, N>& table) {
+    keep(info);
+    if (found_ && path(info) == wanted_) found_->names = names_of(table);
+  }
+  template <typename T>
+  void integer_list(const FieldInfo& info, const T& /*member*/, IntRange range) { keep(info, range); }
+  template <typename... A> void enumeration_list(const FieldInfo& info, A&&...) { keep(info); }
 
  private:
   [[nodiscard]] std::string path(const FieldInfo& info) const { return prefix_ + std::string(info.key); }
@@ -62,6 +73,15 @@ class FieldFinder {
   const Scenario defaults;
   detail::FieldFinder finder(dotted_path, "", found);
   visit_scenario(finder, defaults);
+  return found;
+}
+
+/// The entry of the plan request field at `dotted_path` ("space.tp", "top"), or nullopt.
+[[nodiscard]] inline std::optional<FieldEntry> find_plan_request_field(std::string_view dotted_path) {
+  std::optional<FieldEntry> found;
+  const PlanRequest defaults;
+  detail::FieldFinder finder(dotted_path, "", found);
+  plan_request_fields::visit_plan_request(finder, defaults);
   return found;
 }
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "scenario/breakdown_category.hpp"
+#include "record/breakdown_category.hpp"
 
 namespace moesim::sim {
 namespace {

@@ -10,7 +10,7 @@
 #include "engine/sim_time.hpp"
 #include "program/layer_cost.hpp"
 #include "scenario/scenario.hpp"
-#include "scenario/timeline.hpp"
+#include "record/timeline.hpp"
 #include "schedule/pipeline_schedule.hpp"
 
 namespace moesim::sim {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "scenario/scenario.hpp"
-#include "scenario/skew_result.hpp"
+#include "record/skew_result.hpp"
 
 namespace moesim::sim {
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <functional>
 
-#include "scenario/result.hpp"
-#include "scenario/timeline.hpp"
+#include "record/result.hpp"
+#include "record/timeline.hpp"
 
 namespace moesim::sim {
 

@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "scenario/validation_result.hpp"
+#include "record/validation_result.hpp"
 #include "validate/proxy.hpp"
 
 namespace moesim::validate {

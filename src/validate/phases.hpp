@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "scenario/timeline.hpp"
+#include "record/timeline.hpp"
 
 namespace moesim::validate {
 

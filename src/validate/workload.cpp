@@ -209,7 +209,7 @@ ValidationWorkload make_workload(const ProxyPlan& plan, std::int64_t steps, std:
   w.microbatches = s.num_microbatches();
   w.steps = steps;
   w.warmup = warmup;
-  w.micro_batch = s.training.micro_batch_size;
+  w.micro_batch_size = s.training.micro_batch_size;
   w.seq = s.training.seq_length;
   w.tokens_per_rank = shape.sp_tokens;  // what each EP rank routes per micro-batch and MoE layer
   w.hidden = m.hidden_size;

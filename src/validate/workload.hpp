@@ -2,11 +2,11 @@
 // The proxy reduced to what its runner (`moesim-validate-run`, calibrate/proxy/) executes: shapes,
 // token counts and, for MoE layers, the routed copies of every (layer, micro-batch) drawn exactly as
 // the simulation draws them, so that the run measures the loads the prediction priced
-// (scenario/validation_workload.hpp; docs/validation.md).
+// (record/validation_workload.hpp; docs/validation.md).
 #include <cstdint>
 #include <vector>
 
-#include "scenario/validation_workload.hpp"
+#include "record/validation_workload.hpp"
 #include "validate/proxy.hpp"
 
 namespace moesim::validate {

@@ -46,7 +46,7 @@ ValidationWorkload small() {
   w.microbatches = 2;
   w.steps = 7;
   w.warmup = 1;
-  w.micro_batch = 1;
+  w.micro_batch_size = 1;
   w.seq = 4;
   w.tokens_per_rank = 4;
   w.hidden = 64;
@@ -80,7 +80,7 @@ void check_same(const ValidationWorkload& a, const ValidationWorkload& b) {
   CHECK(a.microbatches == b.microbatches);
   CHECK(a.steps == b.steps);
   CHECK(a.warmup == b.warmup);
-  CHECK(a.micro_batch == b.micro_batch);
+  CHECK(a.micro_batch_size == b.micro_batch_size);
   CHECK(a.seq == b.seq);
   CHECK(a.tokens_per_rank == b.tokens_per_rank);
   CHECK(a.hidden == b.hidden);

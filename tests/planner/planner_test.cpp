@@ -118,7 +118,7 @@ TEST_CASE("each verdict: topology, layout rule, memory, feasible") {
 
 TEST_CASE("search: feasible sorted best first, rejections add up, shards partition the space") {
   PlanRequest r = request_for("mixtral-8x7b", "hgx-h100", 64, 4096, 256);
-  r.space.micro_batch = {1, 2};
+  r.space.micro_batch_size = {1, 2};
   planner::complete_space(r);
   planner::SearchOptions so;
   const SearchEvaluation whole = planner::search(r, so);
@@ -159,7 +159,7 @@ TEST_CASE("issue 33: the plan never proposes an interleaved layout with a micro-
   r.space.tp = {1, 2};
   r.space.pp = {4, 8};
   r.space.vpp = {1, 2};
-  r.space.micro_batch = {1};
+  r.space.micro_batch_size = {1};
   r.skew_sensitivity = false;
   r.finalists = 8;
   r.top = 20;

@@ -17,7 +17,7 @@ namespace {
 PlanRequest mixtral_request() {
   PlanRequest r;
   r.base = config::plan_question_from_flags("mixtral-8x7b", "hgx-h100", 64, 4096, 256).scenario;
-  r.space.micro_batch = {1, 2};
+  r.space.micro_batch_size = {1, 2};
   planner::complete_space(r);
   return r;
 }
@@ -107,7 +107,7 @@ TEST_CASE("a checkpoint of another shard, or covering more candidates than the s
 TEST_CASE("a damaged checkpoint is refused with the exact message") {
   PlanRequest req;
   req.base = config::plan_question_from_flags("mixtral-8x7b", "hgx-h100", 64, 4096, 256).scenario;
-  req.space.micro_batch = {1};
+  req.space.micro_batch_size = {1};
   req.space.tp = {1, 2};
   planner::complete_space(req);
   planner::SearchOptions so;
@@ -154,4 +154,23 @@ TEST_CASE("a damaged checkpoint is refused with the exact message") {
   Json unknown = good;
   unknown["extra"] = 1;
   CHECK(refused(unknown).rfind("c.checkpoint: at /extra: ", 0) == 0);
+
+  // The request is read through its field table (scenario/plan_request_fields.hpp): a knob takes its
+  // scenario field's range, and the plan's one name for the micro-batch size is the scenario's.
+  Json small_batch = good;
+  small_batch["request"]["space"]["micro_batch_size"] = Json::array({1, 0});
+  CHECK(refused(small_batch) == "c.checkpoint: at /request/space/micro_batch_size/1: value 0: out of range; allowed: "
+                                "integers from 1 to 65536");
+  Json old_name = good;
+  old_name["request"]["space"]["micro_batch"] = Json::array({1});
+  CHECK(refused(old_name) == "c.checkpoint: at /request/space/micro_batch: unknown key 'micro_batch'; allowed: cp, "
+                             "dispatcher, ep, etp, gpus, micro_batch_size, pp, precision, recompute, tp, vpp");
+  Json no_list = good;
+  no_list["request"]["space"].erase("tp");
+  CHECK(refused(no_list) ==
+        "c.checkpoint: at /request/space/tp: required field is missing; allowed: a non-empty array: [1, 2, ...]");
+  Json many_top = good;
+  many_top["request"]["top"] = 100'001;
+  CHECK(refused(many_top) ==
+        "c.checkpoint: at /request/top: value 100001: out of range; allowed: integers from 1 to 100000");
 }

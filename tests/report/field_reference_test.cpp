@@ -33,3 +33,14 @@ TEST_CASE("the field reference: every object gets a table, derived and required 
   CHECK(ref.find("| `moe.capacity_factor` | number or null | null | (0, 1024] |") != std::string::npos);
   CHECK(ref.find("| `moe.dispatcher` | string | \"alltoall\" | alltoall, allgather, deepep, hybridep |") != std::string::npos);
 }
+
+TEST_CASE("the field reference documents the plan request: its knobs, their ranges and flags") {
+  const std::string ref = report::scenario_field_reference();
+  CHECK(ref.find("## `request`") != std::string::npos);
+  CHECK(ref.find("## `request.space`") != std::string::npos);
+  // A knob takes its scenario field's range: micro-batch sizes as training.micro_batch_size.
+  CHECK(ref.find("| `space.micro_batch_size` | array of integer | = 1, 2, 4 | each 1 to 65536 |") != std::string::npos);
+  CHECK(ref.find("| `top` | integer | 10 | 1 to 100000 | rows of the ranked table (`moesim plan --top`) |") !=
+        std::string::npos);
+  CHECK(ref.find("each one of alltoall, allgather, deepep, hybridep") != std::string::npos);
+}

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "scenario/plan.hpp"
+#include "record/plan.hpp"
 #include "scenario/recompute_module.hpp"
 #include "scenario/scenario.hpp"
 

@@ -70,7 +70,7 @@ TEST_CASE("workload: Mixtral on one HGX node — the proxy's shapes, layout and 
   CHECK(w.microbatches == 2);
   CHECK(w.steps == 20);
   CHECK(w.warmup == 5);
-  CHECK(w.micro_batch == 1);
+  CHECK(w.micro_batch_size == 1);
   CHECK(w.seq == 4096);
   CHECK(w.tokens_per_rank == 4096);
   CHECK(w.hidden == 4096);

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "scenario/breakdown_category.hpp"
-#include "scenario/result.hpp"
+#include "record/breakdown_category.hpp"
+#include "record/result.hpp"
 
 using namespace moesim;
 

@@ -1,4 +1,4 @@
-#include "scenario/plan.hpp"
+#include "scenario/plan_request.hpp"
 
 namespace moesim {
 

@@ -21,8 +21,8 @@ struct ValidationWorkload {
   std::string attention;   ///< "flash" (the core's scores are recomputed in the backward, not saved) or "unfused"
   std::int64_t gpus = 1, tp = 1, ep = 1, dp = 1;
   std::int64_t layers = 1, microbatches = 1, steps = 20, warmup = 5;
-  std::int64_t micro_batch = 1, seq = 0;
-  std::int64_t tokens_per_rank = 0;  ///< tokens one rank routes per micro-batch (micro_batch × seq / tp with SP)
+  std::int64_t micro_batch_size = 1, seq = 0;
+  std::int64_t tokens_per_rank = 0;  ///< tokens one rank routes per micro-batch (micro_batch_size × seq / tp with SP)
   std::int64_t hidden = 0, heads = 0, kv_heads = 0, head_dim = 0;
   /// Multi-latent attention (DeepSeek-V2/V3) when kv_lora_rank > 0: q through a q_lora_rank latent (or
   /// directly when 0), k and v from a kv_lora_rank latent plus one shared rotary key of

@@ -1,13 +1,14 @@
 #pragma once
-// A planning question and its answer (schema moesim.plan/1, docs/planner.md). planner/ computes
-// them, report/ writes them, config/ reads a shard's partial answer back for `moesim merge`. Plain
-// data only, like result.hpp.
+// A planning question's answer (schema moesim.plan/1, docs/planner.md): what was searched, what
+// fits, the ranked rows and why the winner wins. planner/ computes it, report/ writes it, config/
+// reads a shard's partial answer back for `moesim merge`. The question is scenario/plan_request.hpp.
+// Plain data only, like result.hpp.
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "core/named_enum.hpp"
-#include "scenario/result.hpp"
+#include "record/result.hpp"
+#include "scenario/plan_request.hpp"
 
 namespace moesim {
 
@@ -15,42 +16,11 @@ namespace moesim {
 inline constexpr const char* kPlanShardSchema = "moesim.plan-shard/1";
 inline constexpr const char* kPlanCheckpointSchema = "moesim.plan-checkpoint/1";
 
-
-/// What "best" means. For one GPU count the three order layouts identically (they are all tokens per
-/// second for a fixed cluster); they differ when the GPU count is searched too.
-enum class PlanObjective { kThroughput, kTokensPerGpuHour, kTimeToTokens };
-inline constexpr auto kPlanObjectiveNames = std::to_array<EnumName<PlanObjective>>(
-    {{PlanObjective::kThroughput, "throughput"}, {PlanObjective::kTokensPerGpuHour, "tokens-per-gpu-hour"},
-     {PlanObjective::kTimeToTokens, "time-to-tokens"}});
-
-/// The values each knob may take. planner::complete_space fills every empty list with the planner's
-/// default range for the model and cluster, so a request echoes exactly what was searched.
-struct SearchSpace {
-  std::vector<std::int64_t> gpus;  ///< cluster sizes (one, or a range for a Pareto front)
-  std::vector<std::int64_t> tp, cp, pp, vpp, ep, etp, micro_batch;
-  std::vector<RecomputeSpec> recompute;
-  std::vector<Precision> precision;
-  std::vector<Dispatcher> dispatcher;  ///< MoE token dispatchers (only the first is used where ep = 1)
-};
-
-struct PlanRequest {
-  /// Model, system, training (seq_length, global_batch_size), moe, optimizer, attention backend and
-  /// seed of every candidate. Its parallel layout, micro-batch, recompute and precision are ignored:
-  /// those come from the search space.
-  Scenario base;
-  SearchSpace space;
-  PlanObjective objective = PlanObjective::kThroughput;
-  double token_budget = 0;         ///< tokens to train, for kTimeToTokens (reported for every objective when > 0)
-  std::int64_t top = 10;           ///< rows of the ranked table
-  std::int64_t finalists = 8;      ///< best candidates by estimate that are simulated and re-ranked (K)
-  bool skew_sensitivity = true;    ///< re-simulate the top 3 at log-normal σ = 0.5 and 1.0 (MoE models)
-};
-
 /// One point of the search space, by value (so it survives a shard file). `index` is its position in
 /// the deterministic enumeration: ties in time are broken by it, so every run ranks identically.
 struct Candidate {
   std::int64_t index = 0;
-  std::int64_t gpus = 0, tp = 1, cp = 1, pp = 1, vpp = 1, ep = 1, etp = 1, micro_batch = 1;
+  std::int64_t gpus = 0, tp = 1, cp = 1, pp = 1, vpp = 1, ep = 1, etp = 1, micro_batch_size = 1;
   std::int64_t recompute = 0;  ///< index into SearchSpace::recompute
   Precision precision = Precision::kBf16;
   Dispatcher dispatcher = Dispatcher::kAlltoall;
@@ -145,9 +115,4 @@ struct Plan {
   std::vector<ParetoPoint> pareto;        ///< over (tokens/s ↑, memory headroom ↑, GPUs ↓)
   std::vector<std::string> not_searched;  ///< knobs held at the base scenario's value, and why
 };
-
-[[nodiscard]] std::string_view to_string(PlanObjective o);
-/// "none", "selective", "selective(moe_act,layernorm)", "full".
-[[nodiscard]] std::string recompute_label(const RecomputeSpec& r);
-
 }  // namespace moesim

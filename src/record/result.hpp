@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "scenario/breakdown_category.hpp"
+#include "record/breakdown_category.hpp"
 #include "scenario/fidelity.hpp"
 #include "scenario/scenario.hpp"
 
