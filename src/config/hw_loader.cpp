@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "config/embedded_json.hpp"
+#include "config/enum_field.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/units.hpp"
@@ -141,7 +142,7 @@ hw::GpuSpec parse_gpu_spec(const Json& obj, const std::string& file) {
 hw::SystemSpec parse_system_spec(const Json& obj, const std::string& file) {
   try {
     ObjectReader r(obj, "",
-                   {"name", "description", "gpu", "gpus_per_node", "nvlink_domain_size", "nvls", "nics_per_gpu",
+                   {"name", "description", "gpu", "gpus_per_node", "host", "nvlink_domain_size", "nvls", "nics_per_gpu",
                     "nic_bandwidth_gbit", "nvlink_efficiency", "network_efficiency", "nvlink_latency_us",
                     "network_latency_us", "sources"});
     hw::SystemSpec spec;
@@ -149,6 +150,7 @@ hw::SystemSpec parse_system_spec(const Json& obj, const std::string& file) {
     spec.description = r.require_nonempty_string("description");
     spec.gpu = load_gpu_preset(r.require_string("gpu"), r.path_of("gpu"));
     spec.gpus_per_node = r.require_int("gpus_per_node", IntRange{1, 1024});
+    spec.host = require_enum_value(r, "host", hw::kHostKindNames);
     spec.nvlink_domain_size = r.require_int("nvlink_domain_size", IntRange{1, 1 << 20});
     if (spec.nvlink_domain_size % spec.gpus_per_node != 0) {
       throw InputError(r.path_of("nvlink_domain_size"), std::to_string(spec.nvlink_domain_size),
@@ -163,7 +165,7 @@ hw::SystemSpec parse_system_spec(const Json& obj, const std::string& file) {
     spec.nvlink_latency = microseconds(r.require_number("nvlink_latency_us", NumberRange{0.0, 1e6}));
     spec.network_latency = microseconds(r.require_number("network_latency_us", NumberRange{0.0, 1e6}));
     spec.sources = read_sources(r,
-                                {"gpus_per_node", "nvlink_domain_size", "nvls", "nics_per_gpu", "nic_bandwidth_gbit",
+                                {"gpus_per_node", "host", "nvlink_domain_size", "nvls", "nics_per_gpu", "nic_bandwidth_gbit",
                                  "nvlink_efficiency", "network_efficiency", "nvlink_latency_us", "network_latency_us"},
                                 {}, "", {});
     return spec;

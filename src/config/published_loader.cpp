@@ -6,8 +6,11 @@
 #include <optional>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "config/hw_loader.hpp"
 #include "config/json_reader.hpp"
+#include "config/recipe_settings.hpp"
 #include "core/embedded_files.hpp"
 #include "core/error.hpp"
 #include "model/model_spec.hpp"
@@ -134,6 +137,32 @@ std::string run_task(const std::string& id, const std::optional<BridgeRow>& row)
 //   v0.5.0 qwen3_workload_base_configs.py moe_a2a_overlap = True for those three (not H100, B200),
 //   v0.6.0 perf_recipes/qwen/common.py _enable_hybridep_full_iteration_mxfp8
 //   overlap_moe_expert_parallel_comm = True.
+// The run's own recipe, where tests/validation/megatron-bridge-recipe-settings.json resolved it
+// (config/recipe_settings.hpp): its CUDA graphs and fusions (runtime), and a token-drop run's capacity
+// factor and padding. Cited per point with the recipe files' commit:path.
+void apply_recipe_runtime(Scenario& s, PublishedPoint& pt) {
+  const auto settings = bridge_recipe_settings(pt.id);
+  if (!settings) {
+    pt.assumed.push_back("runtime: no recipe settings for this run; Megatron-Core's defaults (eager, default fusions)");
+    return;
+  }
+  s.runtime.cuda_graph = settings->cuda_graph;
+  s.runtime.fusions = settings->fusions;
+  std::string graphs;
+  for (const CudaGraphScope scope : s.runtime.cuda_graph) graphs += (graphs.empty() ? "" : "+") + std::string(to_string(scope));
+  std::string fusions;
+  for (const Fusion f : s.runtime.fusions) fusions += (fusions.empty() ? "" : ",") + std::string(to_string(f));
+  std::string text = "runtime from the " + settings->release + " recipe (" + settings->resolution +
+                     "): cuda_graph " + (graphs.empty() ? std::string("none") : graphs) + ", fusions " +
+                     (fusions.empty() ? std::string("none") : fusions);
+  if (s.model.is_moe() && settings->capacity_factor) {
+    s.moe.capacity_factor = settings->capacity_factor;
+    s.moe.pad_to_capacity = settings->pad_to_capacity;
+    text += fmt::format(", capacity factor {}{}", *settings->capacity_factor, settings->pad_to_capacity ? " padded" : "");
+  }
+  pt.assumed.push_back(text + " [" + settings->sources + "]");
+}
+
 void apply_bridge_recipe_settings(Scenario& s, PublishedPoint& pt) {
   std::vector<std::string> set = {"grad_reduce_in_fp32 false"};
   s.optimizer.grad_reduce_in_fp32 = false;
@@ -162,6 +191,7 @@ void apply_bridge_recipe_settings(Scenario& s, PublishedPoint& pt) {
   std::string text = "Megatron-Bridge perf recipe:";
   for (std::size_t i = 0; i < set.size(); ++i) text += (i ? ", " : " ") + set[i];
   pt.assumed.push_back(text);
+  apply_recipe_runtime(s, pt);
 }
 
 // What a submission's own configuration files say that its published record leaves out. MLPerf

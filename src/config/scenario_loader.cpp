@@ -172,6 +172,18 @@ class FieldReader {
     read_system(*v, base_dir_, s_);
   }
   void special(const FieldInfo& info, RecomputeSpec& member) const { member = detail::read_recompute(r_.get(info.key)); }
+  void special(const FieldInfo& info, std::vector<CudaGraphScope>& member) const {
+    if (const Json* v = r_.get(info.key)) member = detail::read_cuda_graph(*v, r_.path_of(info.key));
+  }
+  /// Read after the system (table order): an absent host is the system's.
+  void special(const FieldInfo& info, RuntimeHost& member) const {
+    const Json* v = r_.get(info.key);
+    member = v ? detail::read_host(*v, r_.path_of(info.key), s_.system.host) : RuntimeHost{s_.system.host, std::nullopt};
+  }
+  template <typename E, std::size_t N>
+  void enumeration_list(const FieldInfo& info, std::vector<E>& member, const EnumNames<E, N>& table) const {
+    if (const Json* v = r_.get(info.key)) member = detail::read_name_list(*v, r_.path_of(info.key), table);
+  }
   /// The histogram's contents are checked against the model, read before it (table order).
   void special(const FieldInfo& info, RoutingSpec& member) const {
     const Json* v = r_.get(info.key);

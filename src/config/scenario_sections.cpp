@@ -184,4 +184,28 @@ void load_routing_histogram_of(RoutingSpec& routing, const model::ModelSpec& mod
   routing.histogram = std::make_shared<const RoutingHistogram>(load_routing_histogram(file, model));
 }
 
+std::vector<CudaGraphScope> read_cuda_graph(const Json& v, const std::string& path) {
+  if (v.is_string() && v.get<std::string>() == "none") return {};
+  if (!v.is_array()) {
+    throw InputError(path, describe_value(v), "expected \"none\" or a list of CUDA-graph scopes",
+                     "\"none\", or a list of: " + join(names_of(kCudaGraphScopeNames)));
+  }
+  return read_name_list(v, path, kCudaGraphScopeNames);
+}
+
+RuntimeHost read_host(const Json& v, const std::string& path, hw::HostKind system_host) {
+  RuntimeHost host{system_host, std::nullopt};
+  if (v.is_number()) {
+    host.relative_speed = to_number(v, path, scenario_fields::kRelativeHostSpeed);
+    return host;
+  }
+  const auto kind = v.is_string() ? value_of(hw::kHostKindNames, v.get<std::string>()) : std::nullopt;
+  if (!kind) {
+    throw InputError(path, describe_value(v), "expected a host kind or a relative speed",
+                     join(names_of(hw::kHostKindNames)) + ", or a number in (0, 100]");
+  }
+  host.kind = *kind;
+  return host;
+}
+
 }  // namespace moesim::config::detail

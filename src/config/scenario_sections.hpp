@@ -1,11 +1,19 @@
 #pragma once
 // Readers of the scenario fields that the field tables mark special because their shape depends on
-// their value (recompute: a string or an object; routing: the distribution decides its keys); the
+// their value (recompute: a string or an object; routing: the distribution decides its keys; the
+// runtime's CUDA-graph scopes: "none" or a list; its host: a name or a number); the
 // table-driven reading and the sections that depend on the cluster live in scenario_loader.cpp.
 // Internal to config/.
+#include <algorithm>
+#include <cstddef>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "config/json_reader.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/named_enum.hpp"
 #include "scenario/scenario.hpp"
 
 namespace moesim::config::detail {
@@ -24,5 +32,29 @@ namespace moesim::config::detail {
 /// file name the file; a dense model is refused at /moe/routing/distribution.
 void load_routing_histogram_of(RoutingSpec& routing, const model::ModelSpec& model,
                                const std::filesystem::path& base_dir);
+
+/// "runtime.cuda_graph" at `path`: "none" (eager) or a list of scope names, each at most once.
+[[nodiscard]] std::vector<CudaGraphScope> read_cuda_graph(const Json& v, const std::string& path);
+/// "runtime.host" at `path`: a host kind's name, or a number (the speed relative to `system_host`,
+/// which stays the kind).
+[[nodiscard]] RuntimeHost read_host(const Json& v, const std::string& path, hw::HostKind system_host);
+
+/// A list of names from `table` at `path`, each at most once; [] is allowed.
+template <typename E, std::size_t N>
+[[nodiscard]] std::vector<E> read_name_list(const Json& v, const std::string& path, const EnumNames<E, N>& table) {
+  const std::string allowed = "a list of: " + join(names_of(table));
+  if (!v.is_array()) throw InputError(path, describe_value(v), "expected a list of names", allowed);
+  std::vector<E> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string at = path + "/" + std::to_string(i);
+    const auto e = v[i].is_string() ? value_of(table, v[i].get<std::string>()) : std::nullopt;
+    if (!e) throw InputError(at, describe_value(v[i]), "unknown name in " + path.substr(path.rfind('/') + 1), join(names_of(table)));
+    if (std::find(out.begin(), out.end(), *e) != out.end()) {
+      throw InputError(at, describe_value(v[i]), "named twice", "each name at most once");
+    }
+    out.push_back(*e);
+  }
+  return out;
+}
 
 }  // namespace moesim::config::detail

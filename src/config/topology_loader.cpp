@@ -417,6 +417,11 @@ DerivedSystem derive_system_spec(const hw::Topology& t, const std::string& file,
     derive_gpus_per_node(gpus, preset, file, s);
     derive_nics(t, gpus, preset, file, s);
     take_nccl_figures(preset, file, out);
+    // The host is not wiring either: the matching preset's, else x86 (every preset but the Grace racks).
+    s.host = preset ? preset->host : hw::HostKind::kX86;
+    s.sources["host"] = preset ? "[preset] " + preset->name + ": " + preset->sources.at("host")
+                               : "[default] no system preset has GPU " + s.gpu.name +
+                                     " with these NVLink domains: an x86 host, as on every HGX/DGX system";
     check_nvlink_rate(t, gpus, file, out);
     return out;
   } catch (InputError& e) {

@@ -8,6 +8,7 @@
 
 #include "core/units.hpp"
 #include "hw/gpu_spec.hpp"
+#include "hw/host_kind.hpp"
 
 namespace moesim::hw {
 
@@ -17,6 +18,7 @@ struct SystemSpec {
   GpuSpec gpu;                 ///< the GPU type (overridable with system.gpu in a scenario)
   std::int64_t gpus = 0;       ///< GPUs in this cluster (scenario system.gpus)
   std::int64_t gpus_per_node = 0;        ///< GPUs per host (HGX: 8; GB200 compute tray: 4)
+  HostKind host = HostKind::kX86;        ///< the CPU that launches the GPUs' kernels
   std::int64_t nvlink_domain_size = 0;   ///< GPUs that share one NVLink/NVSwitch fabric (8, or 72 on NVL72)
   bool nvls = false;                     ///< NVLink SHARP (in-switch reduction) available
   std::int64_t nics_per_gpu = 1;

@@ -25,6 +25,13 @@ std::string range_text(NumberRange r) {
   return fmt::format("{}{}, {}]", r.min_exclusive ? "(" : "[", r.min, r.max);
 }
 
+template <typename E, std::size_t N>
+std::string names_text(const EnumNames<E, N>& table) {
+  std::string out;
+  for (const auto& entry : table) out += (out.empty() ? "" : ", ") + std::string(entry.name);
+  return out;
+}
+
 /// What a field's default says when the struct's initializer is not it.
 std::string default_text(const FieldInfo& info, const std::string& member_default) {
   if (info.required) return "required";
@@ -93,6 +100,13 @@ class ReferenceWriter {
   void special(const FieldInfo& info, const RoutingSpec& /*member*/) {
     add(info, "object", "{\"distribution\": \"balanced\"}", "docs/routing.md");
   }
+  void special(const FieldInfo& info, const std::vector<CudaGraphScope>& /*member: none*/) {
+    add(info, "string or array of string", "\"none\"", "none, or each one of " + names_text(kCudaGraphScopeNames));
+  }
+  void special(const FieldInfo& info, const RuntimeHost& /*member*/) {
+    add(info, "string or number", "", names_text(hw::kHostKindNames) + ", or a number in " +
+                                          range_text(scenario_fields::kRelativeHostSpeed));
+  }
   // The plan request's fields (scenario/plan_request_fields.hpp).
   void special(const FieldInfo& info, const Scenario& /*member*/) {
     add(info, "object", "required", "a scenario (the tables above)");
@@ -105,10 +119,10 @@ class ReferenceWriter {
     add(info, "array of integer", "", "each " + range_text(range));
   }
   template <typename E, std::size_t N>
-  void enumeration_list(const FieldInfo& info, const std::vector<E>& /*member*/, const EnumNames<E, N>& table) {
-    std::string allowed;
-    for (const auto& entry : table) allowed += (allowed.empty() ? "" : ", ") + std::string(entry.name);
-    add(info, "array of string", "", "each one of " + allowed);
+  void enumeration_list(const FieldInfo& info, const std::vector<E>& member, const EnumNames<E, N>& table) {
+    std::string defaults;
+    for (const E e : member) defaults += (defaults.empty() ? "[" : ", ") + fmt::format("\"{}\"", name_of(table, e));
+    add(info, "array of string", member.empty() ? std::string() : defaults + "]", "each one of " + names_text(table));
   }
 
  private:

@@ -64,6 +64,29 @@ class EchoWriter {
   }
   void special(const FieldInfo& info, const RecomputeSpec& member) { set(info, recompute_to_json(member)); }
   void special(const FieldInfo& info, const RoutingSpec& member) { set(info, routing_to_json(member)); }
+  void special(const FieldInfo& info, const std::vector<CudaGraphScope>& member) {
+    if (member.empty()) {
+      set(info, "none");
+      return;
+    }
+    Json scopes = Json::array();
+    for (const CudaGraphScope scope : member) scopes.push_back(std::string(to_string(scope)));
+    set(info, std::move(scopes));
+  }
+  /// The kind's name, or the relative speed (read back against the same system's host kind).
+  void special(const FieldInfo& info, const RuntimeHost& member) {
+    if (member.relative_speed) {
+      set(info, checked(info, *member.relative_speed));
+    } else {
+      set(info, std::string(name_of(hw::kHostKindNames, member.kind)));
+    }
+  }
+  template <typename E, std::size_t N>
+  void enumeration_list(const FieldInfo& info, const std::vector<E>& member, const EnumNames<E, N>& table) {
+    Json names = Json::array();
+    for (const E e : member) names.push_back(std::string(name_of(table, e)));
+    set(info, std::move(names));
+  }
 
  private:
   void set(const FieldInfo& info, Json value) { out_[std::string(info.key)] = std::move(value); }

@@ -57,7 +57,7 @@ class FieldFinder {
   [[nodiscard]] std::string path(const FieldInfo& info) const { return prefix_ + std::string(info.key); }
   void keep(const FieldInfo& info, std::optional<IntRange> ints = std::nullopt,
             std::optional<NumberRange> numbers = std::nullopt) {
-    if (path(info) == wanted_) found_ = FieldEntry{info, ints, numbers};
+    if (path(info) == wanted_) found_ = FieldEntry{info, ints, numbers, {}};
   }
 
   std::string_view wanted_;

@@ -15,6 +15,7 @@
 #include "model/model_spec.hpp"
 #include "scenario/recompute_module.hpp"
 #include "scenario/routing_histogram.hpp"
+#include "scenario/runtime.hpp"
 
 namespace moesim {
 
@@ -167,6 +168,7 @@ struct Scenario {
   RecomputeSpec recompute;
   MoeSpec moe;
   OptimizerSpec optimizer;
+  RuntimeSpec runtime;
   AttentionBackend attention_backend = AttentionBackend::kFlash;
   model::FlopsConvention flops_convention = model::FlopsConvention::kMegatron;
   std::uint64_t seed = 0;

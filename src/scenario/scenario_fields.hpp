@@ -16,6 +16,8 @@
 //   optional_integer / optional_number    std::optional members: absent or null = unset
 //   boolean(info, member[, derive])
 //   enumeration(info, member, table)      an enum with its name table (core/named_enum.hpp)
+//   enumeration_list(info, member, table) a list of names from an enum's table (runtime.fusions)
+//   special(info, member)                 also the CUDA-graph scopes and the host (runtime)
 // Fields are visited in reading order: a file with several mistakes reports the first in this order.
 #include <algorithm>
 #include <cstdint>
@@ -48,6 +50,8 @@ inline constexpr NumberRange kHostSyncIdleS{0.0, 1.0, false};
 inline constexpr NumberRange kZipfS{0.0, 100.0, true};
 inline constexpr NumberRange kLognormalSigma{0.0, 100.0, false};
 inline constexpr NumberRange kDirichletAlpha{0.0, 1e6, true};
+/// A host's speed relative to its kind's reference: a host 100× faster or slower is not a CPU.
+inline constexpr NumberRange kRelativeHostSpeed{0.0, 100.0, true};
 
 template <typename S>
 concept ScenarioRef = std::is_same_v<std::remove_const_t<S>, Scenario>;
@@ -152,6 +156,23 @@ void visit_optimizer(V& v, S& s) {
             o.grad_reduce_in_fp32);
 }
 
+template <typename V, ScenarioRef S>
+void visit_runtime(V& v, S& s) {
+  auto& r = s.runtime;
+  v.special(FieldInfo{.key = "cuda_graph",
+                      .doc = "CUDA-graph scopes: \"none\" (eager), or a list of layer, attn, mlp, moe, moe_router, "
+                             "moe_preprocess, mamba, full_iteration (Megatron --cuda-graph-impl / --cuda-graph-scope)"},
+            r.cuda_graph);
+  v.special(FieldInfo{.key = "host",
+                      .doc = "the CPU that launches the kernels: \"x86\", \"grace\", or a number, the host's speed "
+                             "relative to the system's host kind",
+                      .derived_default = "the system's host (topologies/systems/*.json)"},
+            r.host);
+  v.enumeration_list(FieldInfo{.key = "fusions",
+                               .doc = "kernel fusions on (the list replaces the default: [] turns every one off)"},
+                     r.fusions, kFusionNames);
+}
+
 /// The whole scenario, top-level keys in reading order.
 template <typename V, ScenarioRef S>
 void visit_scenario(V& v, S& s) {
@@ -177,6 +198,8 @@ void visit_scenario(V& v, S& s) {
   v.section(FieldInfo{.key = "moe", .doc = "MoE dispatch and routing"}, [&](auto& inner) { visit_moe(inner, s); });
   v.section(FieldInfo{.key = "optimizer", .doc = "distributed optimizer and gradient reduction"},
             [&](auto& inner) { visit_optimizer(inner, s); });
+  v.section(FieldInfo{.key = "runtime", .doc = "the software stack: CUDA graphs, host, fusions"},
+            [&](auto& inner) { visit_runtime(inner, s); });
   v.integer(FieldInfo{.key = "seed", .doc = "seed of every random draw (routing samples)"}, s.seed, kSeed);
   v.enumeration(FieldInfo{.key = "flops_convention",
                           .doc = "how model FLOPs are counted: Megatron's convention, or full-s2"},

@@ -285,6 +285,42 @@ void check_a2a_overlap(const Scenario& s) {
   }
 }
 
+// Megatron-Core's CUDA-graph scopes (megatron/core/transformer/enums.py CudaGraphScope): moe captures
+// drop-and-pad MoE layers only and moe_preprocess requires moe_router; a graph replays fixed shapes,
+// so a whole-layer graph of a dropless MoE layer (whose token counts change every step) cannot be
+// captured either. full_iteration and layer each capture everything a narrower scope would.
+void check_cuda_graph(const Scenario& s) {
+  const RuntimeSpec& r = s.runtime;
+  std::string written;
+  for (const CudaGraphScope scope : r.cuda_graph) written += (written.empty() ? "[\"" : ", \"") + std::string(to_string(scope)) + "\"";
+  written += "]";
+  const auto refuse = [&written](const std::string& rule, const std::string& allowed) {
+    throw InputError("/runtime/cuda_graph", written, rule, allowed);
+  };
+  for (const CudaGraphScope whole : {CudaGraphScope::kFullIteration, CudaGraphScope::kLayer}) {
+    if (r.captures(whole) && r.cuda_graph.size() > 1) {
+      refuse(std::string(to_string(whole)) + " captures every narrower scope: it stands alone",
+             "[\"" + std::string(to_string(whole)) + "\"]");
+    }
+  }
+  if (r.captures(CudaGraphScope::kMoePreprocess) && !r.captures(CudaGraphScope::kMoeRouter)) {
+    refuse("moe_preprocess requires moe_router (Megatron-Core CudaGraphScope)", "add moe_router");
+  }
+  if (r.captures(CudaGraphScope::kMoe) &&
+      (r.captures(CudaGraphScope::kMoeRouter) || r.captures(CudaGraphScope::kMoePreprocess))) {
+    refuse("moe captures the whole MoE block, router and preprocessing included", "moe, or moe_router and moe_preprocess");
+  }
+  const bool static_moe = s.moe.pad_to_capacity && s.moe.capacity_factor;
+  for (const CudaGraphScope scope : {CudaGraphScope::kMoe, CudaGraphScope::kLayer}) {
+    if (r.captures(scope) && s.model.is_moe() && !static_moe) {
+      refuse(std::string(to_string(scope)) +
+                 " graphs of MoE layers need fixed shapes: drop-and-pad (moe.capacity_factor with pad_to_capacity); "
+                 "this run is dropless",
+             "moe_router, moe_preprocess, attn, full_iteration, or set moe.capacity_factor and pad_to_capacity");
+    }
+  }
+}
+
 void check_dispatcher_sms(const Scenario& s) {
   if (!s.moe.dispatcher_sms || s.system.gpu.sm_count <= 0 || *s.moe.dispatcher_sms < s.system.gpu.sm_count) return;
   throw InputError("/moe/dispatcher_sms", std::to_string(*s.moe.dispatcher_sms),
@@ -323,6 +359,7 @@ void validate_layout(const Scenario& s) {
   check_experts(s);
   check_pad_to_capacity(s);
   check_a2a_overlap(s);
+  check_cuda_graph(s);
   check_dispatcher_sms(s);
   check_batch(s);
   check_interleaved_microbatches(s);  // after check_batch: the micro-batch count is whole

@@ -223,6 +223,51 @@ TEST_CASE("optimizer: grad_reduce_in_fp32 and fp4_param_gather are read and echo
   CHECK(echo["optimizer"]["fp4_param_gather"] == true);
 }
 
+TEST_CASE("runtime: defaults from Megatron-Core and the system, overrides read and echoed back") {
+  const Scenario eager = parse(small_scenario());
+  CHECK(eager.runtime.cuda_graph.empty());
+  CHECK(eager.runtime.host.kind == hw::HostKind::kX86);  // hgx-h100: an x86 host
+  CHECK_FALSE(eager.runtime.host.relative_speed.has_value());
+  CHECK(eager.runtime.fusions ==
+        std::vector<Fusion>(kMegatronDefaultFusions.begin(), kMegatronDefaultFusions.end()));
+  CHECK(Json::parse(echo_text(eager))["runtime"]["cuda_graph"] == "none");
+
+  Json grace = small_scenario();
+  grace["system"] = Json::parse(R"({"preset": "gb200-nvl72", "gpus": 16})");
+  CHECK(parse(grace).runtime.host.kind == hw::HostKind::kGrace);  // the rack's Grace CPUs
+
+  Json j = small_scenario();
+  j["runtime"] = Json::parse(R"({"cuda_graph": ["attn", "moe_router", "moe_preprocess"], "host": 1.5,
+                                 "fusions": ["moe_permute", "moe_router"]})");
+  const Scenario s = parse(j);
+  CHECK(s.runtime.cuda_graph ==
+        std::vector<CudaGraphScope>{CudaGraphScope::kAttn, CudaGraphScope::kMoeRouter, CudaGraphScope::kMoePreprocess});
+  CHECK(s.runtime.host.kind == hw::HostKind::kX86);
+  CHECK(s.runtime.host.relative_speed == 1.5);
+  CHECK(s.runtime.fusions == std::vector<Fusion>{Fusion::kMoePermute, Fusion::kMoeRouter});
+  const Json echo = Json::parse(echo_text(s));
+  CHECK(echo["runtime"]["host"] == 1.5);
+  CHECK(echo["runtime"]["fusions"] == Json::parse(R"(["moe_permute", "moe_router"])"));
+  CHECK(echo_text(parse(echo)) == echo_text(s));
+
+  Json none = small_scenario();
+  none["runtime"] = Json::parse(R"({"fusions": [], "host": "grace", "cuda_graph": "none"})");
+  const Scenario bare = parse(none);
+  CHECK(bare.runtime.fusions.empty());
+  CHECK(bare.runtime.host.kind == hw::HostKind::kGrace);
+  CHECK(bare.runtime.cuda_graph.empty());
+
+  // A whole-layer graph of an MoE layer needs fixed shapes: drop-and-pad, not dropless.
+  Json layer = small_scenario();
+  layer["runtime"] = Json::parse(R"({"cuda_graph": ["layer"]})");
+  CHECK(refusal(layer) ==
+        "inline.json: at /runtime/cuda_graph: value [\"layer\"]: layer graphs of MoE layers need fixed shapes: "
+        "drop-and-pad (moe.capacity_factor with pad_to_capacity); this run is dropless; allowed: moe_router, "
+        "moe_preprocess, attn, full_iteration, or set moe.capacity_factor and pad_to_capacity");
+  layer["moe"] = Json::parse(R"({"capacity_factor": 1.0, "pad_to_capacity": true})");
+  CHECK(parse(layer).runtime.cuda_graph == std::vector<CudaGraphScope>{CudaGraphScope::kLayer});
+}
+
 TEST_CASE("recompute spellings") {
   Json j = small_scenario();
   j["recompute"] = "selective";

@@ -144,7 +144,8 @@ TEST_CASE("every figure derived from a topology file names its origin") {
   CHECK(s.system.name == "gb200-nvl72-72");
   CHECK(s.system.gpus_per_node == 4);  // rails 0-3: the 4 GPUs of a compute tray
   CHECK(s.system.nvlink_domain_size == 72);
-  for (const char* key : {"gpus", "gpus_per_node", "nvlink_domain_size", "nvls", "nics_per_gpu", "nic_bandwidth_gbit",
+  CHECK(s.system.host == hw::HostKind::kGrace);  // the gb200-nvl72 preset's, matched on GPU and domain
+  for (const char* key : {"gpus", "gpus_per_node", "host", "nvlink_domain_size", "nvls", "nics_per_gpu", "nic_bandwidth_gbit",
                           "nvlink_efficiency", "network_efficiency", "nvlink_latency_us", "network_latency_us"}) {
     CAPTURE(key);
     REQUIRE(s.system.sources.count(key) == 1);

@@ -145,7 +145,7 @@ TEST_CASE("GEMM efficiencies are the published sustained (longest-running) matmu
 
 TEST_CASE("every system preset loads, sized to the requested GPUs") {
   CHECK(config::system_preset_names() == kSystems);
-  const std::vector<std::string> figures = {"gpus_per_node",      "nvlink_domain_size", "nvls",
+  const std::vector<std::string> figures = {"gpus_per_node",      "host",               "nvlink_domain_size", "nvls",
                                             "nics_per_gpu",       "nic_bandwidth_gbit", "nvlink_efficiency",
                                             "network_efficiency", "nvlink_latency_us",  "network_latency_us"};
   for (const auto& name : kSystems) {
@@ -254,10 +254,10 @@ TEST_CASE("a GPU file is read strictly: unknown keys, missing sources, impossibl
 }
 
 TEST_CASE("a system file is read strictly and names the GPU preset it uses") {
-  Json s = Json::parse(R"({"name": "x", "description": "d", "gpu": "h100-sxm", "gpus_per_node": 8,
+  Json s = Json::parse(R"({"name": "x", "description": "d", "gpu": "h100-sxm", "gpus_per_node": 8, "host": "x86",
     "nvlink_domain_size": 8, "nvls": true, "nics_per_gpu": 1, "nic_bandwidth_gbit": 400, "nvlink_efficiency": 0.8,
     "network_efficiency": 0.9, "nvlink_latency_us": 3, "network_latency_us": 10,
-    "sources": {"gpus_per_node": "a", "nvlink_domain_size": "a", "nvls": "a", "nics_per_gpu": "a",
+    "sources": {"gpus_per_node": "a", "host": "a", "nvlink_domain_size": "a", "nvls": "a", "nics_per_gpu": "a",
       "nic_bandwidth_gbit": "a", "nvlink_efficiency": "a", "network_efficiency": "a", "nvlink_latency_us": "a",
       "network_latency_us": "a"}})");
   CHECK(error_of(s, false).empty());
@@ -276,6 +276,10 @@ TEST_CASE("a system file is read strictly and names the GPU preset it uses") {
   Json no_nvls = s;
   no_nvls.erase("nvls");
   CHECK(error_of(no_nvls, false) == "bad.json: at /nvls: required field is missing; allowed: true, false");
+
+  Json arm_host = s;
+  arm_host["host"] = "arm";
+  CHECK(error_of(arm_host, false) == "bad.json: at /host: value \"arm\": unknown value; allowed: x86, grace");
 
   Json unsourced = s;
   unsourced["sources"].erase("network_latency_us");

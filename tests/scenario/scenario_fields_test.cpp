@@ -77,6 +77,13 @@ class Inspector {
     note(info);
     if (name_of(table, member, "").empty()) problem(info, "default not in its name table");
   }
+  template <typename E, std::size_t N>
+  void enumeration_list(const FieldInfo& info, const std::vector<E>& member, const EnumNames<E, N>& table) {
+    note(info);
+    for (const E e : member) {
+      if (name_of(table, e, "").empty()) problem(info, "default not in its name table");
+    }
+  }
 
  private:
   [[nodiscard]] std::string path(const FieldInfo& info) const {
@@ -111,13 +118,14 @@ TEST_CASE("field tables: keys once per object, described, defaults inside their 
   CHECK(seen.problems.empty());
   // The objects the loader reads with a table, and their keys in reading order.
   CHECK(seen.keys_by_object[""] == std::vector<std::string>{"schema", "name", "model", "system", "training", "parallel",
-                                                             "precision", "recompute", "moe", "optimizer", "seed",
-                                                             "flops_convention"});
+                                                             "precision", "recompute", "moe", "optimizer", "runtime",
+                                                             "seed", "flops_convention"});
   CHECK(seen.keys_by_object["training"] ==
         std::vector<std::string>{"seq_length", "micro_batch_size", "global_batch_size", "attention_backend"});
   CHECK(seen.keys_by_object["parallel"].size() == 11);
   CHECK(seen.keys_by_object["moe"].size() == 8);
   CHECK(seen.keys_by_object["optimizer"].size() == 6);
+  CHECK(seen.keys_by_object["runtime"] == std::vector<std::string>{"cuda_graph", "host", "fusions"});
   CHECK(seen.flags == std::set<std::string>{"--seq", "--global-batch", "--host-sync-idle-s"});
 }
 
