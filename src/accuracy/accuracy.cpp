@@ -63,11 +63,13 @@ std::vector<GroupSummary> summarise(const std::vector<PointOutcome>& outcomes, b
     g.group = key;
     ++g.points;
     g.mape += std::abs(o.error);
+    g.bias += o.speed_error;
     g.max_abs_error = std::max(g.max_abs_error, std::abs(o.error));
   }
   std::vector<GroupSummary> out;
   for (auto& [key, g] : acc) {
     g.mape /= g.points;
+    g.bias /= g.points;
     out.push_back(g);
   }
   return out;
@@ -77,7 +79,7 @@ std::vector<GroupSummary> summarise(const std::vector<PointOutcome>& outcomes, b
 AccuracyReport run_accuracy(const std::vector<PublishedPoint>& points, const std::string& only_group,
                             Fidelity fidelity) {
   AccuracyReport rep;
-  double sum = 0;
+  double sum = 0, bias_sum = 0;
   int n = 0;
   for (const auto& p : points) {
     if (!only_group.empty() && p.group != only_group) continue;
@@ -92,7 +94,9 @@ AccuracyReport run_accuracy(const std::vector<PublishedPoint>& points, const std
       o.step_time_s = r.step_time_s;
       o.predicted = metric_from_result(p, r);
       o.error = (o.predicted - p.value) / p.value;
+      o.speed_error = p.metric == Metric::kStepTimeSeconds ? p.value / o.predicted - 1.0 : o.error;
       sum += std::abs(o.error);
+      bias_sum += o.speed_error;
       ++n;
     } catch (const InputError& e) {
       o.failure = e.what();
@@ -102,6 +106,7 @@ AccuracyReport run_accuracy(const std::vector<PublishedPoint>& points, const std
   rep.groups = summarise(rep.outcomes, false);
   rep.subgroups = summarise(rep.outcomes, true);
   rep.overall_mape = n ? sum / n : 0.0;
+  rep.overall_bias = n ? bias_sum / n : 0.0;
   return rep;
 }
 

@@ -14,6 +14,9 @@ struct PointOutcome {
   const PublishedPoint* point = nullptr;
   double predicted = 0;       ///< in the point's metric and FLOP convention
   double error = 0;           ///< (predicted − published) / published
+  /// Predicted speed / published speed − 1, whatever the metric (a step time's is published / predicted
+  /// − 1): > 0 means moesim predicts the run faster than it ran (optimistic).
+  double speed_error = 0;
   double step_time_s = 0;
   std::string failure;        ///< non-empty when the scenario could not be estimated
 };
@@ -22,6 +25,7 @@ struct GroupSummary {
   std::string group;
   int points = 0;
   double mape = 0;  ///< mean |error| over the group's points
+  double bias = 0;  ///< mean speed_error: > 0 optimistic
   double max_abs_error = 0;
 };
 
@@ -31,6 +35,7 @@ struct AccuracyReport {
   std::vector<GroupSummary> groups;         ///< sorted by group name
   std::vector<GroupSummary> subgroups;
   double overall_mape = 0;
+  double overall_bias = 0;  ///< mean speed_error over every point that ran
 };
 
 /// The metric of `point` computed from a result (e.g. TFLOP/s/GPU under the publication's FLOP count).

@@ -52,9 +52,11 @@ std::vector<BoundOutcome> evaluate_bounds(const AccuracyReport& report, const st
       if (!o.failure.empty() || !slice.contains(*o.point)) continue;
       b.outcomes.push_back(&o);
       b.mape += std::abs(o.error);
+      b.bias += o.speed_error;
     }
     if (b.outcomes.empty()) continue;
     b.mape /= static_cast<double>(b.outcomes.size());
+    b.bias /= static_cast<double>(b.outcomes.size());
     out.push_back(std::move(b));
   }
   return out;

@@ -27,6 +27,7 @@ struct BoundOutcome {
   const BoundSlice* slice = nullptr;
   std::vector<const PointOutcome*> outcomes;  ///< the slice's points that ran, report order
   double mape = 0;
+  double bias = 0;  ///< mean speed_error of the slice's points: > 0 optimistic
   [[nodiscard]] int points() const { return static_cast<int>(outcomes.size()); }
   [[nodiscard]] bool met() const { return !outcomes.empty() && mape <= slice->max_mape; }
 };

@@ -53,10 +53,11 @@ int print_layout_ranks(const std::vector<accuracy::PublishedPoint>& points, cons
 void print_bounds(const accuracy::AccuracyReport& rep) {
   const auto bounds = accuracy::evaluate_bounds(rep);
   if (bounds.empty()) return;
-  std::printf("\nbounds (docs/accuracy.md)\n  %-46s %6s %8s %7s  %s\n", "slice", "points", "MAPE", "bound", "met");
+  std::printf("\nbounds (docs/accuracy.md; bias > 0: predicted faster than it ran)\n  %-46s %6s %8s %8s %7s  %s\n",
+              "slice", "points", "MAPE", "bias", "bound", "met");
   for (const auto& b : bounds) {
-    std::printf("  %-46s %6d %7.1f%% %6.0f%%  %s\n", b.slice->name.c_str(), b.points(), 100.0 * b.mape,
-                100.0 * b.slice->max_mape, b.met() ? "yes" : "no");
+    std::printf("  %-46s %6d %7.1f%% %+7.1f%% %6.0f%%  %s\n", b.slice->name.c_str(), b.points(), 100.0 * b.mape,
+                100.0 * b.bias, 100.0 * b.slice->max_mape, b.met() ? "yes" : "no");
   }
 }
 
@@ -164,17 +165,19 @@ int print_accuracy(const std::vector<accuracy::PublishedPoint>& points, const Ac
   if (opt.verbose) {
     for (const auto* p : rep.skipped) std::printf("skipped %s: %s\n", p->id.c_str(), p->skip_reason.c_str());
   }
-  std::printf("\n%-44s %7s %8s %10s\n", "group", "points", "MAPE", "max |err|");
+  std::printf("\n%-44s %7s %8s %10s %8s\n", "group", "points", "MAPE", "max |err|", "bias");
   for (const auto& g : rep.groups) {
-    std::printf("%-44s %7d %7.1f%% %9.1f%%\n", g.group.c_str(), g.points, 100.0 * g.mape, 100.0 * g.max_abs_error);
+    std::printf("%-44s %7d %7.1f%% %9.1f%% %+7.1f%%\n", g.group.c_str(), g.points, 100.0 * g.mape,
+                100.0 * g.max_abs_error, 100.0 * g.bias);
   }
   std::printf("\nsubgroup\n");
   for (const auto& g : rep.subgroups) {
-    std::printf("  %-60s %5d %7.1f%% %9.1f%%\n", g.group.c_str(), g.points, 100.0 * g.mape, 100.0 * g.max_abs_error);
+    std::printf("  %-60s %5d %7.1f%% %9.1f%% %+7.1f%%\n", g.group.c_str(), g.points, 100.0 * g.mape,
+                100.0 * g.max_abs_error, 100.0 * g.bias);
   }
   print_bounds(rep);
-  std::printf("\n%zu points run, %zu skipped (--verbose lists why); overall MAPE %.1f%%\n", rep.outcomes.size(),
-              rep.skipped.size(), 100.0 * rep.overall_mape);
+  std::printf("\n%zu points run, %zu skipped (--verbose lists why); overall MAPE %.1f%%, bias %+.1f%%\n",
+              rep.outcomes.size(), rep.skipped.size(), 100.0 * rep.overall_mape, 100.0 * rep.overall_bias);
   return 0;
 }
 

@@ -152,7 +152,10 @@ void apply_recipe_runtime(Scenario& s, PublishedPoint& pt) {
   for (const CudaGraphScope scope : s.runtime.cuda_graph) graphs += (graphs.empty() ? "" : "+") + std::string(to_string(scope));
   std::string fusions;
   for (const Fusion f : s.runtime.fusions) fusions += (fusions.empty() ? "" : ",") + std::string(to_string(f));
+  std::string mismatch;
+  for (const auto& field : settings->layout_mismatch) mismatch += (mismatch.empty() ? "" : ", ") + field;
   std::string text = "runtime from the " + settings->release + " recipe (" + settings->resolution +
+                     (mismatch.empty() ? std::string() : "; the release's recipe config differs in " + mismatch + ": settings from the closest config, see the file's notes") +
                      "): cuda_graph " + (graphs.empty() ? std::string("none") : graphs) + ", fusions " +
                      (fusions.empty() ? std::string("none") : fusions);
   if (s.model.is_moe() && settings->capacity_factor) {

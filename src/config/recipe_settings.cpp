@@ -97,6 +97,11 @@ std::optional<RecipeSettings> bridge_recipe_settings(const std::string& id) {
   }
   out.release = text_or_empty(row, "release");
   out.resolution = text_or_empty(row, "resolution");
+  if (const auto m = row.find("layout_mismatch"); m != row.end() && m->is_array()) {
+    for (const Json& field : *m) {
+      if (field.is_string()) out.layout_mismatch.push_back(field.get<std::string>());
+    }
+  }
   if (const auto s = row.find("sources"); s != row.end() && s->is_array()) {
     for (const Json& source : *s) {
       if (!source.is_string()) continue;

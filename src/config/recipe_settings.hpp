@@ -21,6 +21,9 @@ struct RecipeSettings {
   bool pad_to_capacity = false;            ///< moe_pad_expert_input_to_capacity
   std::string release;                     ///< "26.04"
   std::string resolution;                  ///< "full", "partial", ...: how completely the recipe was resolved
+  /// The published layout fields the matched recipe config sets otherwise ("tp", "pp", "gbs", ...):
+  /// empty when the recipe's layout is the run's (layout_matches_recipe).
+  std::vector<std::string> layout_mismatch;
   std::string sources;                     ///< the recipe files, commit:path, joined
 };
 

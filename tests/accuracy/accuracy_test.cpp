@@ -117,8 +117,19 @@ TEST_CASE("accuracy: every end-to-end point either runs or says why it is skippe
   for (const auto* p : rep.skipped) CHECK_MESSAGE(!p->skip_reason.empty(), p->id);
   for (const auto& o : rep.outcomes) CHECK_MESSAGE(o.failure.empty(), o.point->id << ": " << o.failure);
   CHECK(rep.outcomes.size() > 60);
-  std::printf("  all points: %zu run, %zu skipped, overall MAPE %.1f%%\n", rep.outcomes.size(), rep.skipped.size(),
-              100 * rep.overall_mape);
+  std::printf("  all points: %zu run, %zu skipped, overall MAPE %.1f%%, bias %+.1f%%\n", rep.outcomes.size(),
+              rep.skipped.size(), 100 * rep.overall_mape, 100 * rep.overall_bias);
+  // The bias is signed by speed whatever the metric: a step time predicted shorter than published,
+  // or a throughput predicted higher, is optimistic (> 0).
+  double mean = 0;
+  for (const auto& o : rep.outcomes) {
+    CAPTURE(o.point->id);
+    const bool step_time = o.point->metric == accuracy::Metric::kStepTimeSeconds;
+    CHECK(o.speed_error == doctest::Approx(step_time ? o.point->value / o.predicted - 1 : o.error));
+    CHECK((o.speed_error > 0) == (step_time ? o.predicted < o.point->value : o.predicted > o.point->value));
+    mean += o.speed_error;
+  }
+  CHECK(rep.overall_bias == doctest::Approx(mean / static_cast<double>(rep.outcomes.size())));
 }
 
 // docs/accuracy.md "Megatron-Bridge recipe settings": what the release recipes set and the table
