@@ -119,24 +119,6 @@ std::string run_task(const std::string& id, const std::optional<BridgeRow>& row)
   return {};
 }
 
-// What every Megatron-Bridge performance recipe sets that its table does not print (docs/accuracy.md
-// "Megatron-Bridge recipe settings"; the recipes of each release, v0.2.0 to v0.6.0):
-// - bf16 gradients: scripts/performance/configs/<family>/*_llm_pretrain.py and *_finetune.py set
-//   mixed_precision.grad_reduce_in_fp32 = ddp.grad_reduce_in_fp32 = False (from v0.6.0 in
-//   src/megatron/bridge/perf_recipes/_common.py _benchmark_common);
-// - low-precision parameters: utils/precision.py get_precision_config picks
-//   training/mixed_precision.py bf16_with_fp8_current_scaling_mixed / bf16_with_mxfp8_mixed, both
-//   fp8_param_gather = True, and bf16_with_nvfp4_mixed, fp4_param_gather = True (from v0.4.0);
-// - NVFP4 runs without TP communication overlap: configs/llama/llama3_llm_pretrain.py and
-//   llama31_llm_pretrain.py, "tp_comm_overlap = False if precision == 'nvfp4'" (v0.4.0 on);
-// - Qwen3 MoE runs the flex dispatcher with the HybridEP backend: configs/qwen/qwen3_llm_pretrain.py
-//   moe_token_dispatcher_type = "flex", moe_flex_dispatcher_backend from
-//   qwen3_workload_base_configs.py ("hybridep" for every GPU, v0.4.0 on), on 32 SMs
-//   (utils/overrides.py moe_hybridep_num_sms = 32; v0.6.0 perf_recipes/_common.py);
-// - Qwen3 MoE on GB300, GB200 and B300 from 26.06 overlaps the EP all-to-all (combined 1F1B):
-//   v0.5.0 qwen3_workload_base_configs.py moe_a2a_overlap = True for those three (not H100, B200),
-//   v0.6.0 perf_recipes/qwen/common.py _enable_hybridep_full_iteration_mxfp8
-//   overlap_moe_expert_parallel_comm = True.
 // The run's own recipe, where tests/validation/megatron-bridge-recipe-settings.json resolved it
 // (config/recipe_settings.hpp): its CUDA graphs and fusions (runtime), and a token-drop run's capacity
 // factor and padding. Cited per point with the recipe files' commit:path.
@@ -166,6 +148,24 @@ void apply_recipe_runtime(Scenario& s, PublishedPoint& pt) {
   pt.assumed.push_back(text + " [" + settings->sources + "]");
 }
 
+// What every Megatron-Bridge performance recipe sets that its table does not print (docs/accuracy.md
+// "Megatron-Bridge recipe settings"; the recipes of each release, v0.2.0 to v0.6.0):
+// - bf16 gradients: scripts/performance/configs/<family>/*_llm_pretrain.py and *_finetune.py set
+//   mixed_precision.grad_reduce_in_fp32 = ddp.grad_reduce_in_fp32 = False (from v0.6.0 in
+//   src/megatron/bridge/perf_recipes/_common.py _benchmark_common);
+// - low-precision parameters: utils/precision.py get_precision_config picks
+//   training/mixed_precision.py bf16_with_fp8_current_scaling_mixed / bf16_with_mxfp8_mixed, both
+//   fp8_param_gather = True, and bf16_with_nvfp4_mixed, fp4_param_gather = True (from v0.4.0);
+// - NVFP4 runs without TP communication overlap: configs/llama/llama3_llm_pretrain.py and
+//   llama31_llm_pretrain.py, "tp_comm_overlap = False if precision == 'nvfp4'" (v0.4.0 on);
+// - Qwen3 MoE runs the flex dispatcher with the HybridEP backend: configs/qwen/qwen3_llm_pretrain.py
+//   moe_token_dispatcher_type = "flex", moe_flex_dispatcher_backend from
+//   qwen3_workload_base_configs.py ("hybridep" for every GPU, v0.4.0 on), on 32 SMs
+//   (utils/overrides.py moe_hybridep_num_sms = 32; v0.6.0 perf_recipes/_common.py);
+// - Qwen3 MoE on GB300, GB200 and B300 from 26.06 overlaps the EP all-to-all (combined 1F1B):
+//   v0.5.0 qwen3_workload_base_configs.py moe_a2a_overlap = True for those three (not H100, B200),
+//   v0.6.0 perf_recipes/qwen/common.py _enable_hybridep_full_iteration_mxfp8
+//   overlap_moe_expert_parallel_comm = True.
 void apply_bridge_recipe_settings(Scenario& s, PublishedPoint& pt) {
   std::vector<std::string> set = {"grad_reduce_in_fp32 false"};
   s.optimizer.grad_reduce_in_fp32 = false;
