@@ -84,9 +84,7 @@ class ReferenceWriter {
   }
   template <typename E, std::size_t N>
   void enumeration(const FieldInfo& info, const E& member, const EnumNames<E, N>& table) {
-    std::string allowed;
-    for (const auto& entry : table) allowed += (allowed.empty() ? "" : ", ") + std::string(entry.name);
-    add(info, "string", fmt::format("\"{}\"", name_of(table, member)), allowed);
+    add(info, "string", fmt::format("\"{}\"", name_of(table, member)), names_text(table));
   }
   void special(const FieldInfo& info, const model::ModelSpec& /*member*/) {
     add(info, "string or object", "required", "a preset (`moesim models list`) or a definition");
