@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "core/error.hpp"
 #include "model/counts.hpp"
@@ -76,38 +77,53 @@ std::vector<GroupSummary> summarise(const std::vector<PointOutcome>& outcomes, b
 }
 }  // namespace
 
-AccuracyReport run_accuracy(const std::vector<PublishedPoint>& points, const std::string& only_group,
-                            Fidelity fidelity) {
+PointOutcome predict_point(const PublishedPoint& p, Fidelity fidelity) {
+  PointOutcome o;
+  o.point = &p;
+  try {
+    const Result r = predict::predict(p.scenario, fidelity).result;
+    o.step_time_s = r.step_time_s;
+    o.predicted = metric_from_result(p, r);
+    o.error = (o.predicted - p.value) / p.value;
+    o.speed_error = p.metric == Metric::kStepTimeSeconds ? p.value / o.predicted - 1.0 : o.error;
+  } catch (const InputError& e) {
+    o.failure = e.what();
+  }
+  return o;
+}
+
+AccuracyReport report_of(std::vector<PointOutcome> outcomes, std::vector<const PublishedPoint*> skipped) {
   AccuracyReport rep;
+  rep.outcomes = std::move(outcomes);
+  rep.skipped = std::move(skipped);
   double sum = 0, bias_sum = 0;
   int n = 0;
-  for (const auto& p : points) {
-    if (!only_group.empty() && p.group != only_group) continue;
-    if (!p.skip_reason.empty()) {
-      rep.skipped.push_back(&p);
-      continue;
-    }
-    PointOutcome o;
-    o.point = &p;
-    try {
-      const Result r = predict::predict(p.scenario, fidelity).result;
-      o.step_time_s = r.step_time_s;
-      o.predicted = metric_from_result(p, r);
-      o.error = (o.predicted - p.value) / p.value;
-      o.speed_error = p.metric == Metric::kStepTimeSeconds ? p.value / o.predicted - 1.0 : o.error;
-      sum += std::abs(o.error);
-      bias_sum += o.speed_error;
-      ++n;
-    } catch (const InputError& e) {
-      o.failure = e.what();
-    }
-    rep.outcomes.push_back(o);
+  for (const PointOutcome& o : rep.outcomes) {
+    if (!o.failure.empty()) continue;
+    sum += std::abs(o.error);
+    bias_sum += o.speed_error;
+    ++n;
   }
   rep.groups = summarise(rep.outcomes, false);
   rep.subgroups = summarise(rep.outcomes, true);
   rep.overall_mape = n ? sum / n : 0.0;
   rep.overall_bias = n ? bias_sum / n : 0.0;
   return rep;
+}
+
+AccuracyReport run_accuracy(const std::vector<PublishedPoint>& points, const std::string& only_group,
+                            Fidelity fidelity) {
+  std::vector<PointOutcome> outcomes;
+  std::vector<const PublishedPoint*> skipped;
+  for (const auto& p : points) {
+    if (!only_group.empty() && p.group != only_group) continue;
+    if (!p.skip_reason.empty()) {
+      skipped.push_back(&p);
+      continue;
+    }
+    outcomes.push_back(predict_point(p, fidelity));
+  }
+  return report_of(std::move(outcomes), std::move(skipped));
 }
 
 }  // namespace moesim::accuracy

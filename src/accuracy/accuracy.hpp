@@ -41,6 +41,12 @@ struct AccuracyReport {
 /// The metric of `point` computed from a result (e.g. TFLOP/s/GPU under the publication's FLOP count).
 [[nodiscard]] double metric_from_result(const PublishedPoint& point, const Result& result);
 
+/// Predicts one runnable point at `fidelity` (a scenario the model refuses: `failure`).
+[[nodiscard]] PointOutcome predict_point(const PublishedPoint& point, Fidelity fidelity);
+
+/// The report of these outcomes: summaries per group and subgroup, overall MAPE and bias.
+[[nodiscard]] AccuracyReport report_of(std::vector<PointOutcome> outcomes, std::vector<const PublishedPoint*> skipped);
+
 /// Predicts every runnable point at `fidelity`. `only_group` restricts to one group when non-empty.
 [[nodiscard]] AccuracyReport run_accuracy(const std::vector<PublishedPoint>& points, const std::string& only_group = "",
                                           Fidelity fidelity = Fidelity::kSimulation);

@@ -4,17 +4,21 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "accuracy/accuracy.hpp"
 #include "accuracy/bounds.hpp"
+#include "accuracy/fit.hpp"
 #include "cli/commands.hpp"
+#include "config/fitted_constants.hpp"
 #include "config/published_loader.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/format.hpp"
 #include "planner/published_rank.hpp"
+#include "report/fit_json.hpp"
 #include "report/result_json.hpp"
 #include "report/scenario_json.hpp"
 #include "record/plan.hpp"
@@ -50,15 +54,17 @@ int print_layout_ranks(const std::vector<accuracy::PublishedPoint>& points, cons
 
 /// Issue 4's bounds over the slices this run covers (all of them without --group or --point); the
 /// accuracy tests assert the same table (accuracy/bounds.hpp).
-void print_bounds(const accuracy::AccuracyReport& rep) {
+/// Returns whether every slice covered is met.
+bool print_bounds(const accuracy::AccuracyReport& rep) {
   const auto bounds = accuracy::evaluate_bounds(rep);
-  if (bounds.empty()) return;
+  if (bounds.empty()) return true;
   std::printf("\nbounds (docs/accuracy.md; bias > 0: predicted faster than it ran)\n  %-46s %6s %8s %8s %7s  %s\n",
               "slice", "points", "MAPE", "bias", "bound", "met");
   for (const auto& b : bounds) {
     std::printf("  %-46s %6d %7.1f%% %+7.1f%% %6.0f%%  %s\n", b.slice->name.c_str(), b.points(), 100.0 * b.mape,
                 100.0 * b.bias, 100.0 * b.slice->max_mape, b.met() ? "yes" : "no");
   }
+  return std::all_of(bounds.begin(), bounds.end(), [](const accuracy::BoundOutcome& b) { return b.met(); });
 }
 
 /// The one point `id` names, so that its scenario can be written and re-run with `moesim simulate`
@@ -89,6 +95,8 @@ struct AccuracyOptions {
   bool rank_layouts = false;
   std::string point;
   std::string scenario_out;
+  std::string fit_out;  ///< --fit: where the fitted constants go
+  bool cross_validate = false;
 };
 
 // `--group` must name a group of the file: an unknown one would print an empty table and exit 0.
@@ -104,6 +112,7 @@ void check_group(const std::vector<accuracy::PublishedPoint>& points, const std:
 }
 
 int print_accuracy(const std::vector<accuracy::PublishedPoint>& points, const AccuracyOptions& opt);
+std::string fit_constants(const std::vector<accuracy::PublishedPoint>& points, const AccuracyOptions& opt);
 
 }  // namespace
 
@@ -121,12 +130,19 @@ void register_accuracy(CLI::App& app, Commands& commands) {
                   "with --point: write the scenario that reproduces the point, for `moesim simulate`")
       ->needs(sub->get_option("--point"));
   sub->add_flag("-v,--verbose", opt->verbose, "also list skipped points and the assumptions made per point");
+  sub->add_option("--fit", opt->fit_out,
+                  std::string("fit the host's seconds per framework op, one per host kind, on the published points "
+                              "and write the constants file (the built-in one is ") +
+                      config::kBuiltinFittedConstantsFile + ")");
+  sub->add_flag("--cv", opt->cross_validate,
+                "cross-validate the fitted constants: each model family predicted with constants fitted without it");
   sub->add_flag("--rank-layouts", opt->rank_layouts,
                 "instead of the error, print each published layout's rank among the planner's candidates (estimate)");
   sub->callback([opt, &commands] {
     commands.set([opt] {
       OutputBatch outputs;
       outputs.expect("--scenario-out", opt->scenario_out);
+      outputs.expect("--fit", opt->fit_out);
       auto points = config::load_published_points(opt->data);
       const std::string file = opt->data.empty() ? std::string(config::kBuiltinPublishedFile) : opt->data;
       if (!opt->group.empty()) check_group(points, opt->group, file);
@@ -135,6 +151,11 @@ void register_accuracy(CLI::App& app, Commands& commands) {
         if (!opt->scenario_out.empty()) {
           outputs.write(opt->scenario_out, report::scenario_to_json(points.front().scenario).dump(2) + "\n");
         }
+      }
+      if (!opt->fit_out.empty()) {
+        outputs.write(opt->fit_out, fit_constants(points, *opt));
+        outputs.commit();
+        return 0;
       }
       // The scenario goes into place after the table, not before: a failure in between leaves nothing.
       const int status = opt->rank_layouts ? print_layout_ranks(points, opt->group) : print_accuracy(points, *opt);
@@ -146,10 +167,59 @@ void register_accuracy(CLI::App& app, Commands& commands) {
 
 namespace {
 
+/// The fit's options: the interval searched and the published reference figures the built-in file
+/// cites for each host kind.
+accuracy::FitOptions fit_options() {
+  accuracy::FitOptions o;
+  const FitRecord& builtin = config::builtin_fit_record();
+  o.reference_sources.resize(hw::kHostKindNames.size());
+  for (const FittedConstant& c : builtin.constants) {
+    o.reference.set(c.host, c.reference);
+    o.reference_sources[static_cast<std::size_t>(c.host)] = c.reference_source;
+  }
+  return o;
+}
+
+std::string fit_constants(const std::vector<accuracy::PublishedPoint>& points, const AccuracyOptions& opt) {
+  const accuracy::FitOptions options = fit_options();
+  FitRecord rec;
+  rec.command = "moesim accuracy --fit " + std::string(config::kBuiltinFittedConstantsFile) +
+                (opt.data.empty() ? std::string() : " --data " + opt.data);
+  rec.data_file = opt.data.empty() ? std::string(config::kBuiltinPublishedFile) : opt.data;
+  rec.data_fnv1a = config::published_fingerprint(opt.data);
+  for (const auto& p : points) rec.data_points += p.skip_reason.empty() ? 1 : 0;
+  rec.fidelity = std::string(name_of(kFidelityNames, options.fidelity));
+  rec.objective =
+      "per host kind, the MAPE of the published metric over the runnable points whose runtime host is that kind, "
+      "predicted at fidelity estimate; grid search over [from, to] (41 values, then two refinements ten times finer "
+      "around the best; the published reference value stays unless one does strictly better, ties keep the smaller)";
+  rec.constants = accuracy::fit_host_constants(points, options);
+  std::printf("%-16s %-6s %14s %14s %8s %8s %7s\n", "constant", "host", "value", "reference", "MAPE", "bias", "points");
+  for (const FittedConstant& c : rec.constants) {
+    std::printf("%-16s %-6s %12.3f us %12.3f us %7.1f%% %+7.1f%% %7zu\n", c.name.c_str(),
+                std::string(name_of(hw::kHostKindNames, c.host)).c_str(), 1e6 * c.value, 1e6 * c.reference,
+                100.0 * c.mape, 100.0 * c.bias, c.points.size());
+  }
+  return report::fit_record_to_json_text(rec);
+}
+
 int print_accuracy(const std::vector<accuracy::PublishedPoint>& points, const AccuracyOptions& opt) {
   const Fidelity fidelity = *value_of(kFidelityNames, opt.fidelity);  // CLI11 checked the name
-  const auto rep = accuracy::run_accuracy(points, opt.group, fidelity);
-  std::printf("fidelity %s\n", opt.fidelity.c_str());
+  std::optional<accuracy::CrossValidation> cv;
+  if (opt.cross_validate) {
+    cv = accuracy::cross_validate(points, fit_options(), fidelity);
+    std::printf("cross-validation: each family predicted with the constants fitted without it\n");
+    std::printf("  %-10s %7s", "family", "points");
+    for (const auto& [kind, name] : hw::kHostKindNames) std::printf("  %8s op (us)", std::string(name).c_str());
+    std::printf("\n");
+    for (const auto& f : cv->folds) {
+      std::printf("  %-10s %7d", f.family.c_str(), f.points);
+      for (const auto& [kind, name] : hw::kHostKindNames) std::printf("  %17.3f", 1e6 * f.costs.op_seconds(kind));
+      std::printf("\n");
+    }
+  }
+  const auto rep = cv ? cv->report : accuracy::run_accuracy(points, opt.group, fidelity);
+  std::printf("fidelity %s%s\n", opt.fidelity.c_str(), cv ? " (cross-validated)" : "");
   std::printf("%-64s %-20s %12s %12s %8s\n", "point", "metric", "published", "predicted", "error");
   for (const auto& o : rep.outcomes) {
     if (!o.failure.empty()) {
@@ -175,9 +245,14 @@ int print_accuracy(const std::vector<accuracy::PublishedPoint>& points, const Ac
     std::printf("  %-60s %5d %7.1f%% %9.1f%% %+7.1f%%\n", g.group.c_str(), g.points, 100.0 * g.mape,
                 100.0 * g.max_abs_error, 100.0 * g.bias);
   }
-  print_bounds(rep);
+  const bool met = print_bounds(rep);
   std::printf("\n%zu points run, %zu skipped (--verbose lists why); overall MAPE %.1f%%, bias %+.1f%%\n",
               rep.outcomes.size(), rep.skipped.size(), 100.0 * rep.overall_mape, 100.0 * rep.overall_bias);
+  // A bound judges a whole slice: one --point does not, so it does not decide the exit status.
+  if (!met && opt.point.empty()) {
+    std::printf("some bounds are not met (docs/accuracy.md says why)\n");
+    return 1;
+  }
   return 0;
 }
 

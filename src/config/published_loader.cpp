@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "config/fitted_constants.hpp"
 #include "config/hw_loader.hpp"
 #include "config/json_reader.hpp"
 #include "config/recipe_settings.hpp"
@@ -279,6 +281,9 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
   } catch (const InputError& e) {
     return e.what();
   }
+  // The run's host is its system's (runtime.host's default), priced with the fitted constants.
+  s.runtime.host = RuntimeHost{s.system.host, std::nullopt};
+  s.host_costs = fitted_host_costs();
   auto& p = s.parallel;
   p.tp = int_or(par, "tp", 1);
   p.pp = int_or(par, "pp", 1);
@@ -407,6 +412,15 @@ Json published_document(const std::string& path) {
   throw InternalError(std::string("the built-in validation file is missing: ") + kBuiltinPublishedFile);
 }
 }  // namespace
+
+std::string published_fingerprint(const std::string& path) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64 offset basis and prime (Fowler, Noll, Vo)
+  for (const char c : published_document(path).dump()) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return fmt::format("{:016x}", h);
+}
 
 std::vector<PublishedPoint> load_published_points(const std::string& given_path) {
   const Json doc = published_document(given_path);

@@ -16,6 +16,10 @@ namespace moesim::config {
 /// moved moesim needs no checkout); errors then name kBuiltinPublishedFile.
 [[nodiscard]] std::vector<accuracy::PublishedPoint> load_published_points(const std::string& path);
 
+/// The FNV-1a 64-bit hash (16 hex digits) of the same file's JSON in compact form: which data a fit
+/// was made on, whatever its whitespace (record/fit.hpp).
+[[nodiscard]] std::string published_fingerprint(const std::string& path);
+
 /// The validation file built into the binary, as its errors and `moesim accuracy --help` name it.
 inline constexpr const char* kBuiltinPublishedFile = "tests/validation/published.json";
 

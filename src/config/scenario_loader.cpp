@@ -3,6 +3,8 @@
 // fields are read in table order, so a file with several mistakes always reports the same one first.
 #include "config/scenario_loader.hpp"
 
+#include "config/fitted_constants.hpp"
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -204,6 +206,7 @@ Scenario parse_scenario_spec(const Json& obj, const std::string& file, const std
   try {
     Scenario s;
     s.file = file;
+    s.host_costs = fitted_host_costs();
     FieldKeys table;
     scenario_fields::visit_scenario(table, s);
     const ObjectReader top(obj, "", table.keys);

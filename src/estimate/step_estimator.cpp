@@ -6,6 +6,7 @@
 
 #include "program/data_parallel.hpp"
 #include "program/ep_overlap.hpp"
+#include "program/host_gate.hpp"
 #include "program/layer_cost.hpp"
 #include "program/result_common.hpp"
 #include "schedule/stage_params.hpp"
@@ -33,6 +34,7 @@ using program::finish_result;
 using program::grad_reduce_bytes_per_param;
 using program::LayerCostModel;
 using program::MemoryInputs;
+using program::OpProgram;
 using program::optimizer_step_seconds;
 using program::param_gather_bytes_per_param;
 using program::start_result;
@@ -42,6 +44,22 @@ using program::UnitCost;
 struct StageCost {
   UnitCost unit;  ///< one micro-batch through every chunk of the stage
   double forward = 0, backward = 0;
+};
+
+/// The host gates of one micro-batch through a stage: its units' forwards in order, then their
+/// backwards in reverse order (program/host_gate.hpp).
+struct StageHost {
+  program::HostGate forward, backward;
+  bool priced = false;  ///< some op costs the host time or synchronises it
+  void add(const LayerCostModel::LayerKind& layer) { add(layer.forward_gate, layer.backward_gate); }
+  void add(const OpProgram& ops) { add(program::host_gate(ops.forward), program::host_gate(ops.backward)); }
+  void add(const program::HostGate& f, const program::HostGate& b) {
+    forward = forward.then(f);
+    backward = b.then(backward);
+    // A gate without host time keeps the host clock where it was (hh = 0) and apart from the GPU's.
+    for (const program::HostGate* g : {&f, &b}) priced = priced || g->hh > 0 || g->hg > program::HostGate::kNone;
+  }
+  [[nodiscard]] program::HostGate per_microbatch() const { return forward.then(backward); }
 };
 
 struct DpCost {
@@ -123,17 +141,37 @@ Result estimate_step(const Scenario& s, const EstimateOptions& options) {
 
   auto layer_cost = [&](std::int64_t layer) -> const UnitCost& { return lc.layer(layer).cost; };
 
+  const OpProgram embedding = lc.embedding_ops(), head = lc.output_head_ops(), mtp = lc.mtp_projection_ops();
+  const UnitCost embedding_cost = embedding.cost(), head_cost = head.cost(), mtp_cost = mtp.cost();
+  const double microbatches = static_cast<double>(s.num_microbatches());
   std::vector<StageCost> stage_costs(stages.size());
   for (std::size_t i = 0; i < stages.size(); ++i) {
     StageCost& sc = stage_costs[i];
-    for (std::int64_t layer : stages[i].layers) sc.unit += layer_cost(layer);
-    if (stages[i].has_embedding) sc.unit += lc.embedding();
+    StageHost host;
+    if (stages[i].has_embedding) {
+      sc.unit += embedding_cost;
+      host.add(embedding);
+    }
+    for (std::int64_t layer : stages[i].layers) {
+      sc.unit += layer_cost(layer);
+      host.add(lc.layer(layer));
+    }
     if (stages[i].has_output_head) {
-      sc.unit += lc.output_head().scaled(static_cast<double>(1 + s.model.mtp_num_layers));
       for (std::int64_t k = 0; k < s.model.mtp_num_layers; ++k) {
+        sc.unit += mtp_cost;
+        host.add(mtp);
         sc.unit += layer_cost(s.model.num_layers - 1);
-        sc.unit += lc.mtp_projection();
+        host.add(lc.layer(s.model.num_layers - 1));
       }
+      sc.unit += head_cost.scaled(static_cast<double>(1 + s.model.mtp_num_layers));
+      for (std::int64_t k = 0; k <= s.model.mtp_num_layers; ++k) host.add(head);
+    }
+    // The GPU waiting for the host: the stage's micro-batches back to back through the host gate,
+    // less their GPU time, per micro-batch.
+    if (host.priced) {
+      const double gpu = sc.unit.forward.total() + sc.unit.backward.total();
+      const double gated = host.per_microbatch().repeated(s.num_microbatches()).gpu_end();
+      sc.unit.forward.host_idle += std::max(0.0, gated / microbatches - gpu);
     }
     if (s.moe.a2a_overlap) hide_combined_all_to_alls(s, lc, stages[i], static_cast<std::int64_t>(i), sc);
     sc.forward = sc.unit.forward.total();

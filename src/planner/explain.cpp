@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "program/host_caveat.hpp"
 #include "planner/search_space.hpp"
 #include "schedule/stage_plan.hpp"
 
@@ -17,51 +16,21 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string percent(double share) { return fmt::format("{:.0f} %", 100.0 * share); }
 
-std::optional<program::DroplessHostCaveat> host_caveat_of(const PlanRequest& request, const Candidate& c) {
-  const Scenario s = scenario_for(request, c);
-  return program::dropless_host_caveat(s, schedule::plan_stages(s));
-}
-
-/// docs/accuracy.md Round 5: an MoE run whose dispatcher reads the token counts back (dropless, or a
-/// capacity factor without padding) pays, in eager mode, host time per (MoE layer,
-/// micro-batch) pass that the ranking does not price. Says what it would add to the winner and names
-/// the feasible layout on the winner's GPU count that ranks first once every layout pays the low end
-/// of the range, when that is another layout (compared by estimate, as the search ranked them).
-void explain_host_caveat(const Plan& plan, const std::vector<CandidateEstimate>& feasible,
-                         std::vector<std::string>& out) {
-  const CandidateEstimate& win = plan.rows.front().estimate;
-  const auto wc = host_caveat_of(plan.request, win.candidate);
-  if (!wc) return;
+/// The host model (program/host_ops): when the winner's GPUs wait for the host for a noticeable share
+/// of the step, say so and what takes it away.
+void explain_host_time(const Plan& plan, std::vector<std::string>& out) {
+  const Result& r = plan.rows.front().result;
+  const double idle = r.breakdown.host_idle;
+  if (r.step_time_s <= 0 || idle < 0.05 * r.step_time_s) return;
+  const Scenario& s = plan.request.base;
   std::string line = fmt::format(
-      "Not in the ranking: eager Megatron MoE runs that read the token counts back (dropless, or a capacity "
-      "factor without padding) pay host time per (MoE layer, micro-batch) pass, {:.2f} to {:.2f} ms in published runs (docs/accuracy.md, Round 5); the winner runs {} passes on "
-      "stage {}, its stage with the most MoE layers, +{:.3g} to {:.3g} s",
-      1e3 * program::dropless_host_gap_low_s(), 1e3 * program::dropless_host_gap_high_s(), wc->passes, wc->stage,
-      wc->low_s, wc->high_s);
-  const CandidateEstimate* best = nullptr;
-  std::optional<program::DroplessHostCaveat> bc;
-  for (const CandidateEstimate& e : feasible) {
-    if (e.candidate.gpus != win.candidate.gpus) continue;  // step times compare only on the same GPUs
-    // Host time only adds: a layout already slower than the winner plus its host time cannot rank first,
-    // and skipping it here spares building its scenario (tens of thousands of candidates).
-    if (e.step_time_s >= win.step_time_s + wc->low_s) continue;
-    const auto c = host_caveat_of(plan.request, e.candidate);
-    if (!c || c->passes >= wc->passes) continue;
-    const double total = e.step_time_s + c->low_s;
-    if (total >= win.step_time_s + wc->low_s) continue;
-    if (!best || total < best->step_time_s + bc->low_s) {
-      best = &e;
-      bc = c;
-    }
+      "Its GPUs wait {:.3g} s ({}) of the step for the host to launch their kernels (runtime.host {}, CUDA graphs: {})",
+      idle, percent(idle / r.step_time_s), name_of(hw::kHostKindNames, s.runtime.host.kind),
+      s.runtime.cuda_graph.empty() ? std::string("none") : std::string(to_string(s.runtime.cuda_graph.front())));
+  if (s.model.is_moe() && s.moe.reads_token_counts_back() && !s.runtime.full_iteration_graph()) {
+    line += "; its dropless dispatcher reads the token counts back in every MoE forward, so the host loses its lead there";
   }
-  if (best) {
-    line += fmt::format("; with every layout paying the low end, {} ranks first: {} passes, {:.3f} + {:.3g} s "
-                        "against the winner's {:.3f} + {:.3g} s (estimates)",
-                        describe(plan.request, best->candidate), bc->passes, best->step_time_s, bc->low_s,
-                        win.step_time_s, wc->low_s);
-  }
-  out.push_back(line + ". Full-iteration CUDA graphs with a sync-free dispatcher do not pay it; moe.host_sync_idle_s "
-                       "prices a figure measured on your stack.");
+  out.push_back(line + ". CUDA graphs (runtime.cuda_graph), larger micro-batches or fewer local experts per rank cut it.");
 }
 
 }  // namespace
@@ -77,7 +46,7 @@ std::vector<std::pair<BreakdownCategory, double>> breakdown_categories(const Bre
   return out;
 }
 
-void explain_winner(Plan& plan, const std::vector<CandidateEstimate>& feasible) {
+void explain_winner(Plan& plan) {
   if (plan.rows.empty()) return;
   const PlanRequest& req = plan.request;
   const PlanRow& w = plan.rows.front();
@@ -102,15 +71,13 @@ void explain_winner(Plan& plan, const std::vector<CandidateEstimate>& feasible) 
     for (std::size_t i = 0; i < parts.size(); ++i) line += (i ? ", " : "") + parts[i];
     out.push_back(line + ".");
   }
-  if (plan.rows.size() < 2) {
-    explain_host_caveat(plan, feasible, out);
-    return;
-  }
+  explain_host_time(plan, out);
+  if (plan.rows.size() < 2) return;
   const PlanRow& ru = plan.rows[1];
   const Result& rr = ru.result;
   const auto wc = breakdown_categories(r.breakdown), rc = breakdown_categories(rr.breakdown);
   for (std::size_t i = 0; i < wc.size(); ++i) {
-    // host_idle exists only where moe.host_sync_idle_s prices it; other plans keep their rows.
+    // host_idle is 0 where the host keeps ahead of the GPU; such plans keep their rows.
     if (wc[i].first == BreakdownCategory::kHostIdle && wc[i].second == 0 && rc[i].second == 0) continue;
     plan.vs_runner_up.push_back({std::string(to_string(wc[i].first)), wc[i].second, rc[i].second});
   }
@@ -139,7 +106,6 @@ void explain_winner(Plan& plan, const std::vector<CandidateEstimate>& feasible) 
                               (w.estimate.peak_bytes - ru.estimate.peak_bytes) / kGiB, ru.estimate.peak_bytes / kGiB,
                               100.0 * gain));
   }
-  explain_host_caveat(plan, feasible, out);
 }
 
 std::string precision_risk(Precision p) {

@@ -13,9 +13,8 @@ namespace moesim::planner {
 /// compute, bubble, the exposed traffic by group, optimizer, host_idle (no exposed_comm, their sum).
 [[nodiscard]] std::vector<std::pair<BreakdownCategory, double>> breakdown_categories(const Breakdown& b);
 
-/// Fills plan.explanation and plan.vs_runner_up from plan.rows; `feasible` (every layout that fits, by
-/// estimate) is where the dropless-MoE host-time caveat looks for a layout with fewer passes.
-void explain_winner(Plan& plan, const std::vector<CandidateEstimate>& feasible = {});
+/// Fills plan.explanation and plan.vs_runner_up from plan.rows.
+void explain_winner(Plan& plan);
 
 /// The accuracy risk of training in `p`, with its source (empty for bf16).
 [[nodiscard]] std::string precision_risk(Precision p);

@@ -160,7 +160,7 @@ Plan finish_plan(const PlanRequest& request, const std::vector<SearchEvaluation>
     return a.estimate.candidate.index < b.estimate.candidate.index;
   });
   for (std::size_t i = 0; i < plan.rows.size(); ++i) plan.rows[i].rank = static_cast<std::int64_t>(i) + 1;
-  explain_winner(plan, ev.feasible);
+  explain_winner(plan);
 
   // The winner's layout at every precision the GPU supports (estimate), with the accuracy risk.
   const Candidate& win = plan.rows.front().estimate.candidate;

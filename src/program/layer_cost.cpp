@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "compute/grouped_gemm.hpp"
+#include "program/host_ops.hpp"
 
 namespace moesim::program {
 
@@ -105,6 +106,11 @@ LayerCostModel::LayerCostModel(const Scenario& s, const schedule::StepShape& sha
       shape_(shape) {
   full_recompute_ = s.recompute.granularity == RecomputeGranularity::kFull;
   kernels_.log_queries(log);
+}
+
+OpProgram LayerCostModel::priced(OpProgram p) const {
+  price_host(p, s_);
+  return p;
 }
 
 bool LayerCostModel::recomputes(RecomputeModule module) const {
@@ -418,6 +424,9 @@ void LayerCostModel::add_moe(Builder& c) const {
   // Permute tokens into expert order (read tokens, write k copies), unpermute on the way back.
   const double copies_bytes = static_cast<double>(t * topk * h) * kActivationBytes;
   const double token_bytes = static_cast<double>(t * h) * kActivationBytes;
+  // The dispatcher's preprocessing counts the tokens per expert (routing_map.sum over the rank's
+  // tokens: one byte read per token and expert); the permutation follows.
+  add_memory_op(c, "moe_preprocess", static_cast<double>(t * experts), 0.0, rc_moe);
   add_memory_op(c, "permute", copies_bytes + token_bytes, copies_bytes + token_bytes, rc_moe, hw::MemoryKernel::kPermute);
   if (s_.moe.pays_host_sync()) {
     // The token counts come back to the host here (they size the all-to-alls and the grouped GEMM's
@@ -541,7 +550,7 @@ OpProgram LayerCostModel::transformer_layer_ops(bool moe, std::int64_t key_span)
     add_dense_mlp(c, "mlp", s_.model.ffn_hidden_size, recomputes(RecomputeModule::kMlp));
   }
   add_memory_op(c, "mlp_residual", 3 * act_bytes_sp, 3 * act_bytes_sp, false);
-  return c.finish();
+  return priced(c.finish());
 }
 
 const LayerCostModel::LayerKind& LayerCostModel::layer(std::int64_t layer) const {
@@ -552,7 +561,8 @@ const LayerCostModel::LayerKind& LayerCostModel::layer(std::int64_t layer) const
   if (it == layer_kinds_.end()) {
     OpProgram ops = transformer_layer_ops(moe, span);
     UnitCost cost = ops.cost();
-    it = layer_kinds_.emplace(key, LayerKind{std::move(ops), cost}).first;
+    const HostGate forward = host_gate(ops.forward), backward = host_gate(ops.backward);
+    it = layer_kinds_.emplace(key, LayerKind{std::move(ops), cost, forward, backward}).first;
   }
   return it->second;
 }
@@ -568,7 +578,7 @@ OpProgram LayerCostModel::embedding_ops() const {
     add_tp_collective(c, "embedding_reduce", s_.parallel.sequence_parallel ? Op::kReduceScatter : Op::kAllReduce,
                       full, 0.0, false);
   }
-  return c.finish();
+  return priced(c.finish());
 }
 
 OpProgram LayerCostModel::output_head_ops() const {
@@ -602,7 +612,7 @@ OpProgram LayerCostModel::output_head_ops() const {
     add_tp_collective(c, "loss_max_all_reduce", Op::kAllReduce, small, 0.0, false);
     add_tp_collective(c, "loss_sum_all_reduce", Op::kAllReduce, small, 0.0, false);
   }
-  return c.finish();
+  return priced(c.finish());
 }
 
 OpProgram LayerCostModel::mtp_projection_ops() const {
@@ -612,7 +622,7 @@ OpProgram LayerCostModel::mtp_projection_ops() const {
   add_gemm(c, "mtp_eh_proj", {shape_.tokens, h, 2 * h, 1}, false);
   add_memory_op(c, "mtp_norms", 4 * static_cast<double>(shape_.tokens * h) * kActivationBytes,
                 6 * static_cast<double>(shape_.tokens * h) * kActivationBytes, false);
-  return c.finish();
+  return priced(c.finish());
 }
 
 }  // namespace moesim::program

@@ -11,6 +11,7 @@
 #include "collective/cost_model.hpp"
 #include "compute/kernel_cost.hpp"
 #include "core/named_enum.hpp"
+#include "program/host_gate.hpp"
 #include "record/breakdown_category.hpp"
 #include "scenario/scenario.hpp"
 #include "schedule/step_shape.hpp"
@@ -83,6 +84,12 @@ struct LayerOp {
   /// the part — forward, dgrad, wgrad — following `phase`). local_experts is 0 for every other op.
   std::int64_t grouped_m = 0, grouped_n = 0, grouped_k = 0, local_experts = 0;
   Precision grouped_precision = Precision::kBf16;
+  /// Host seconds to issue the op (program/host_ops: its framework ops × the host's seconds per op;
+  /// 0 inside a captured CUDA graph). The GPU cannot start it before the host has issued it.
+  double host_s = 0;
+  /// The host waits for the GPU to finish everything issued before this op, then issues it (the
+  /// dropless dispatcher's token-count read-back).
+  bool host_sync = false;
 };
 
 /// The ops of one unit in the order the rank runs them. `backward` starts with the recomputed
@@ -120,6 +127,7 @@ class LayerCostModel {
   struct LayerKind {
     OpProgram ops;
     UnitCost cost;
+    HostGate forward_gate, backward_gate;  ///< the host and GPU clocks over each pass (host_gate.hpp)
   };
   [[nodiscard]] const LayerKind& layer(std::int64_t layer) const;
   [[nodiscard]] UnitCost embedding() const { return embedding_ops().cost(); }
@@ -179,6 +187,8 @@ class LayerCostModel {
   void add_dense_mlp(Builder& c, const char* prefix, std::int64_t width, bool recomputed) const;
   void add_moe(Builder& c) const;
   [[nodiscard]] bool recomputes(RecomputeModule module) const;
+  /// The unit's ops with their host side filled in (program/host_ops).
+  [[nodiscard]] OpProgram priced(OpProgram p) const;
 
   const Scenario& s_;
   compute::KernelCostModel kernels_;

@@ -6,7 +6,6 @@
 #include <fmt/ranges.h>
 
 #include "core/version.hpp"
-#include "program/host_caveat.hpp"
 #include "program/layer_cost.hpp"
 #include "program/profile_warnings.hpp"
 #include "schedule/step_shape.hpp"
@@ -77,11 +76,6 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, 
   } else {
     r.warnings.push_back(
         "kernel times from datasheet roofline with shape-dependent GEMM efficiency (no calibration profile)");
-  }
-  if (memory.compute) {
-    if (const auto caveat = dropless_host_caveat(s, stages)) {
-      r.warnings.push_back(dropless_host_warning(*caveat, r.step_time_s));
-    }
   }
   if (memory.compute) {
     r.memory = memory::memory_result(s, stages, memory.expert_load_factor, r.warnings, memory.redundant_experts_per_rank);

@@ -15,6 +15,7 @@
 #include "model/model_spec.hpp"
 #include "scenario/recompute_module.hpp"
 #include "scenario/routing_histogram.hpp"
+#include "hw/host_costs.hpp"
 #include "scenario/runtime.hpp"
 
 namespace moesim {
@@ -108,13 +109,12 @@ struct MoeSpec {
   /// Under a2a_overlap the overlapped compute runs on the other SMs (NCCL's all-to-all holds its
   /// point-to-point channels' SMs instead: program/ep_overlap.hpp).
   std::optional<std::int64_t> dispatcher_sms;
-  /// Seconds the GPU idles at each MoE layer forward (and each recomputed forward) while the host
-  /// catches up: an eager run whose dispatcher reads the token counts back to size the expert
-  /// GEMMs and all-to-alls drains the GPU queue there, and the CPU, its lead gone, sets the pace
-  /// (docs/accuracy.md, Round 5). moesim does not guess it: 0 (the default) leaves it unpriced and
-  /// results say so; a figure measured on the user's own stack (an Nsight Systems profile's GPU gap
-  /// after the read-back) prices it as a `host_sync` op and the `host_idle` breakdown category.
-  /// Padded-to-capacity runs have fixed shapes and no read-back: it does not apply to them.
+  /// Extra seconds the GPU idles at each MoE layer forward (and each recomputed forward) after the
+  /// token-count read-back, on top of what the host model prices (program/host_ops: the host waits for
+  /// the GPU there and loses its lead; docs/accuracy.md, Round 8): a residual measured on the user's
+  /// own stack (an Nsight Systems profile's GPU gap after the read-back), priced as a `host_sync` op and
+  /// the `host_idle` breakdown category. 0 (the default): none. Padded-to-capacity runs have fixed
+  /// shapes and no read-back: it does not apply to them.
   double host_sync_idle_s = 0;
   /// Whether Megatron's dispatcher reads the token counts back to the host each MoE forward: every
   /// run but a padded one (token_dispatcher.py MoEAlltoAllTokenDispatcher: "no_sync" only with
@@ -169,9 +169,18 @@ struct Scenario {
   MoeSpec moe;
   OptimizerSpec optimizer;
   RuntimeSpec runtime;
+  /// Host seconds per framework op of each host kind: the fitted constants
+  /// (calibrate/fitted/constants.json), filled in by config for every scenario it reads.
+  hw::HostCosts host_costs;
   AttentionBackend attention_backend = AttentionBackend::kFlash;
   model::FlopsConvention flops_convention = model::FlopsConvention::kMegatron;
   std::uint64_t seed = 0;
+
+  /// Seconds the runtime's host spends per framework op: its kind's fitted figure divided by
+  /// runtime.host.relative_speed (0: the host is not priced).
+  [[nodiscard]] double host_op_seconds() const {
+    return host_costs.op_seconds(runtime.host.kind) / runtime.host.relative_speed.value_or(1.0);
+  }
 
   /// Micro-batches each pipeline runs per step: global_batch / (micro_batch · dp).
   [[nodiscard]] std::int64_t num_microbatches() const {

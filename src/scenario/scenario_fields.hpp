@@ -131,8 +131,9 @@ void visit_moe(V& v, S& s) {
                                       "and 24"},
                      m.dispatcher_sms, kDispatcherSms);
   v.number(FieldInfo{.key = "host_sync_idle_s",
-                     .doc = "measured seconds the GPU idles at each MoE layer forward while the host catches up "
-                            "after the token-count read-back; 0 = not priced (docs/accuracy.md, Round 5)",
+                     .doc = "measured seconds the GPU idles at each MoE layer forward after the token-count "
+                            "read-back, on top of the host model's own wait (runtime; docs/accuracy.md, Round 8); 0 = "
+                            "none",
                      .cli_flag = "--host-sync-idle-s"},
            m.host_sync_idle_s, kHostSyncIdleS);
 }

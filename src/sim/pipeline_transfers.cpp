@@ -8,7 +8,7 @@ bool StepSimulation::end_pass(std::int64_t st, const PipelinePass& pass) {
   RankState& r = rank(st);
   const auto dest = destination(pass, st);
   r.pass_started = false;
-  r.op = 0;
+  next_op(r, 0);
   ++r.pass;
   if (!dest) return false;
   const auto [to_stage, to_pass] = *dest;

@@ -22,12 +22,13 @@ Track track_of(program::OpKind k) {
 }  // namespace
 
 TrackRecorder::TrackRecorder(Timeline& timeline, std::size_t ranks) : t_(timeline) {
-  static constexpr const char* kTracks[] = {"compute", "tp comm", "cp comm", "ep comm", "pp comm", "dp comm"};
+  static constexpr const char* kTracks[] = {"compute", "tp comm", "cp comm", "ep comm", "pp comm", "dp comm", "host"};
   // Each track's events are categorised by the breakdown category their time is accounted in.
   using C = BreakdownCategory;
   static constexpr C kCategories[] = {C::kCompute, C::kTpComm, C::kCpComm, C::kEpComm, C::kPpComm, C::kDpComm};
   for (int i = 0; i < 6; ++i) category_[i] = t_.intern(std::string(to_string(kCategories[i])));
   host_idle_category_ = t_.intern(std::string(to_string(C::kHostIdle)));
+  host_category_ = t_.intern("host");
   optimizer_name_ = t_.intern("optimizer_step");
   p2p_flow_name_ = t_.intern("activation");
   t_.processes.resize(ranks);
@@ -60,6 +61,21 @@ std::int64_t TrackRecorder::layer_op(std::size_t rank, const program::LayerOp& o
   e.duration_ps = end - start;
   e.bytes = op.bytes;
   e.flops = op.flops;
+  e.microbatch = pass.microbatch;
+  e.chunk = pass.chunk;
+  e.backward = pass.backward;
+  return push(e);
+}
+
+std::int64_t TrackRecorder::host_op(std::size_t rank, const program::LayerOp& op, engine::SimTime start,
+                                    engine::SimTime end, const schedule::PipelinePass& pass) {
+  TimelineEvent e;
+  e.process = static_cast<std::int32_t>(rank);
+  e.track = static_cast<std::int32_t>(Track::kHost);
+  e.name = name_id(op.name, op.phase);
+  e.category = host_category_;
+  e.start_ps = start;
+  e.duration_ps = end - start;
   e.microbatch = pass.microbatch;
   e.chunk = pass.chunk;
   e.backward = pass.backward;

@@ -16,7 +16,7 @@
 namespace moesim::sim {
 
 /// Streams of a rank, in display order.
-enum class Track : std::int32_t { kCompute = 0, kTp, kCp, kEp, kPp, kDp };
+enum class Track : std::int32_t { kCompute = 0, kTp, kCp, kEp, kPp, kDp, kHost };
 
 class TrackRecorder {
  public:
@@ -25,6 +25,9 @@ class TrackRecorder {
   /// A kernel or blocking collective of a layer; returns the event's index.
   std::int64_t layer_op(std::size_t rank, const program::LayerOp& op, engine::SimTime start, engine::SimTime end,
                         const schedule::PipelinePass& pass);
+  /// The host issuing an op (program/host_ops: its framework ops), on the rank's host track.
+  std::int64_t host_op(std::size_t rank, const program::LayerOp& op, engine::SimTime start, engine::SimTime end,
+                       const schedule::PipelinePass& pass);
   /// A pipeline send or a data-parallel collective on its own stream.
   std::int64_t transfer(std::size_t rank, Track track, const char* name, engine::SimTime start, engine::SimTime end,
                         double bytes, std::int32_t microbatch, std::int32_t chunk, bool backward);
@@ -41,7 +44,8 @@ class TrackRecorder {
   Timeline& t_;
   std::map<std::pair<const void*, int>, std::uint32_t> names_;  ///< interned (static text, phase)
   std::uint32_t category_[6] = {};
-  std::uint32_t host_idle_category_ = 0;  ///< host_sync waits: on the compute track, not kernels
+  std::uint32_t host_idle_category_ = 0;  ///< the compute stream waiting for the host: not kernels
+  std::uint32_t host_category_ = 0;       ///< the host's own work (not a breakdown category: it overlaps the GPU)
   std::uint32_t optimizer_name_ = 0, p2p_flow_name_ = 0;
 };
 

@@ -10,6 +10,10 @@
 #include "sim/expert_draws.hpp"
 
 namespace moesim::sim::detail {
+namespace {
+/// The compute stream idle until the host has issued its next op (the trace's compute track).
+constexpr LayerOp kWaitForHost{"wait_for_host", OpKind::kHostIdle};
+}  // namespace
 
 StepSimulation::StepSimulation(const Scenario& s, const SimOptions& options)
     : s_(s), options_(options), shape_(schedule::step_shape(s)), costs_(s, shape_),
@@ -262,12 +266,28 @@ void StepSimulation::advance(std::int64_t st) {
       r.pass_started = true;
     }
     const std::vector<LayerOp>& ops = ops_of(r, pass);
-    while (r.op < ops.size() && ops[r.op].seconds <= 0) on_op_done(st, pass, r.op++);
+    while (r.op < ops.size() && ops[r.op].seconds <= 0) {
+      issue(st, ops[r.op], queue_.now(), pass);  // no GPU time, but the host still issues it
+      on_op_done(st, pass, r.op);
+      next_op(r, r.op + 1);
+    }
     if (r.op < ops.size()) {
       if (gather_blocked(r, pass, r.op, ops.size())) {
         r.waiting_gather = pass.chunk;
         r.wait_since = queue_.now();
         return;
+      }
+      if (ops[r.op].kind != OpKind::kCompute && !r.op_issued) {
+        // A collective (or a measured host wait) starts once the host has issued it.
+        r.op_issued = true;
+        const SimTime now = queue_.now();
+        const SimTime start = issue(st, ops[r.op], now, pass);
+        if (start > now) {
+          r.host_idle_s += seconds_of(start - now);
+          if (tracks_) tracks_->layer_op(static_cast<std::size_t>(st), kWaitForHost, now, start, pass);
+          queue_.schedule(start, kComputePriority, [this, st] { advance(st); });
+          return;
+        }
       }
       if (ops[r.op].kind == OpKind::kCompute) {
         run_kernels(st, pass);
@@ -329,8 +349,15 @@ void StepSimulation::run_kernels(std::int64_t st, const PipelinePass& pass) {
   const std::size_t first = r.op;
   std::size_t end = first;
   SimTime t = queue_.now();
+  SimTime waited = 0;  // the stream waiting for the host between these kernels
   while (end < ops.size() && ops[end].kind == OpKind::kCompute) {
     const LayerOp& op = ops[end];
+    const SimTime begin = issue(st, op, t, pass);
+    if (begin > t) {
+      if (tracks_) tracks_->layer_op(static_cast<std::size_t>(st), kWaitForHost, t, begin, pass);
+      waited += begin - t;
+      t = begin;
+    }
     const SimTime d = op.seconds > 0 ? engine::to_sim_time(Seconds(op_seconds(r, pass, end))) : 0;
     if (tracks_ && d > 0) record_trace(st, op, t, t + d, pass);
     t += d;
@@ -339,12 +366,13 @@ void StepSimulation::run_kernels(std::int64_t st, const PipelinePass& pass) {
     if (mark) break;
   }
   const SimTime start = queue_.now();
-  queue_.schedule(t, kComputePriority, [this, st, first, end, start] {
+  queue_.schedule(t, kComputePriority, [this, st, first, end, start, waited] {
     RankState& rr = rank(st);
-    rr.compute_s += seconds_of(queue_.now() - start);
+    rr.compute_s += seconds_of(queue_.now() - start - waited);
+    rr.host_idle_s += seconds_of(waited);
     const PipelinePass& p = rr.order[rr.pass];
     for (std::size_t i = first; i < end; ++i) on_op_done(st, p, i);
-    rr.op = end;
+    next_op(rr, end);
     advance(st);
   });
 }
@@ -407,8 +435,17 @@ void StepSimulation::finish_blocking_op(std::int64_t st, SimTime start) {
     case OpKind::kHostIdle: r.host_idle_s += took; break;
   }
   if (tracks_) record_trace(st, op, start, queue_.now(), pass);
-  on_op_done(st, pass, r.op++);
+  on_op_done(st, pass, r.op);
+  next_op(r, r.op + 1);
   advance(st);
+}
+
+SimTime StepSimulation::issue(std::int64_t st, const LayerOp& op, SimTime gpu_ready, const PipelinePass& pass) {
+  RankState& r = rank(st);
+  const SimTime from = op.host_sync ? std::max(r.host_at, gpu_ready) : r.host_at;
+  r.host_at = from + (op.host_s > 0 ? engine::to_sim_time(Seconds(op.host_s)) : 0);
+  if (tracks_ && r.host_at > from) tracks_->host_op(static_cast<std::size_t>(st), op, from, r.host_at, pass);
+  return std::max(gpu_ready, r.host_at);
 }
 
 void StepSimulation::on_op_done(std::int64_t st, const PipelinePass& pass, std::size_t op_index) {

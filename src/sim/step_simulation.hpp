@@ -76,6 +76,10 @@ struct RankState {
   std::vector<ChunkProgram> chunks;
   std::size_t pass = 0;     ///< index into order
   std::size_t op = 0;       ///< next op of the current pass
+  /// The host clock: when it has issued every op up to the current one (program/host_ops). It runs
+  /// ahead of the GPU, except that a host_sync op makes it wait for the GPU.
+  SimTime host_at = 0;
+  bool op_issued = false;  ///< the host has issued the current (blocking) op
   bool pass_started = false;
   bool finished = false;
   // Pipeline receives: arrival time per (direction, chunk, micro-batch), kNever until it lands.
@@ -99,7 +103,7 @@ struct RankState {
   bool optimizer_done = false;
   // Accounting.
   double compute_s = 0, optimizer_s = 0;
-  double host_idle_s = 0;  ///< the compute stream waiting for the host (kHostIdle ops)
+  double host_idle_s = 0;  ///< the compute stream waiting for the host (its issue, or kHostIdle ops)
   Waits waits;
   SimTime end = 0;
   std::int64_t pending_trace_flow = -1;  ///< send event whose arrow ends at this rank's next event
@@ -166,6 +170,15 @@ class StepSimulation {
 
   /// Runs rank `st` as far as it can at the current time: starts its next op, or blocks.
   void advance(std::int64_t st);
+
+  /// The host issues `op` (after a host_sync, once the GPU is done at `gpu_ready`): the host clock
+  /// moves on by the op's host time; returns when the GPU may start the op.
+  SimTime issue(std::int64_t st, const LayerOp& op, SimTime gpu_ready, const PipelinePass& pass);
+  /// The next op index of the current pass (its host issue not done yet).
+  void next_op(RankState& r, std::size_t op) {
+    r.op = op;
+    r.op_issued = false;
+  }
 
   /// Whether the pass's input has arrived (and, for a chunk's first forward, its parameters).
   bool ready_to_start(std::int64_t st, const PipelinePass& pass);

@@ -80,9 +80,19 @@ TEST_CASE("accuracy: Megatron-Bridge Llama-3 8B/70B/405B on B200 and GB200 MAPE 
   }
 }
 
-// Not met yet on B200 (its newest row, 26.04.01, predates the MoE speed-ups of 26.06).
-TEST_CASE("accuracy: Megatron-Bridge Qwen3-30B-A3B on every GPU type MAPE <= 15%" * doctest::may_fail()) {
-  for (const char* gpu : {"H100", "B200", "B300", "GB200", "GB300"}) {
+// Met since the host model (docs/accuracy.md, Round 8): the eager H100 row is host-bound; in-sample and
+// cross-validated (the Qwen3 family predicted with constants fitted without it: tests below).
+TEST_CASE("accuracy: Megatron-Bridge Qwen3-30B-A3B on H100 MAPE <= 15%") {
+  const auto b = bound("Megatron-Bridge Qwen3-30B-A3B on H100");
+  CHECK(b.points() == 1);
+  CHECK(b.met());
+}
+
+// Not met yet (docs/accuracy.md, Round 8): B200 runs TE graphs of attention, router and preprocessing and
+// is still +43 %; B300, GB200 and GB300 run one full-iteration graph (no host time) and are +15 to +29 %:
+// the Blackwell kernel efficiency of small expert GEMMs, not the host.
+TEST_CASE("accuracy: Megatron-Bridge Qwen3-30B-A3B on Blackwell MAPE <= 15%" * doctest::may_fail()) {
+  for (const char* gpu : {"B200", "B300", "GB200", "GB300"}) {
     CAPTURE(gpu);
     const auto b = bound(std::string("Megatron-Bridge Qwen3-30B-A3B on ") + gpu);
     CHECK(b.points() >= 1);
@@ -90,8 +100,7 @@ TEST_CASE("accuracy: Megatron-Bridge Qwen3-30B-A3B on every GPU type MAPE <= 15%
   }
 }
 
-// Not met yet: +16 %.
-TEST_CASE("accuracy: Megatron-Core MoE Mixtral-8x7B (64 H100) error <= 15%" * doctest::may_fail()) {
+TEST_CASE("accuracy: Megatron-Core MoE Mixtral-8x7B (64 H100) error <= 15%") {
   const auto b = bound("mcore-moe (Mixtral-8x7B, 64 H100)");
   CHECK(b.points() == 1);
   CHECK(b.met());

@@ -126,7 +126,8 @@ TEST_CASE("search: feasible sorted best first, rejections add up, shards partiti
   for (const auto& rj : whole.rejections) rejected += rj.count;
   CHECK(rejected + static_cast<std::int64_t>(whole.feasible.size()) == whole.considered);
   for (std::size_t i = 1; i < whole.feasible.size(); ++i) {
-    CHECK(whole.feasible[i - 1].step_time_s <= whole.feasible[i].step_time_s);
+    // Ranked by throughput per GPU: equal to the last bits, the enumeration order decides.
+    CHECK(whole.feasible[i - 1].step_time_s <= whole.feasible[i].step_time_s * (1 + 1e-12));
   }
   std::vector<SearchEvaluation> parts;
   for (std::int64_t k = 0; k < 3; ++k) {
@@ -248,16 +249,16 @@ TEST_CASE("issue 7 must-show 1: DeepSeek-V3 on 1,024 H100; the winner simulated 
 namespace {
 const std::string* host_line(const Plan& plan) {
   for (const auto& line : plan.explanation) {
-    if (line.rfind("Not in the ranking: eager Megatron MoE runs that read the token counts back", 0) == 0) return &line;
+    if (line.rfind("Its GPUs wait ", 0) == 0) return &line;
   }
   return nullptr;
 }
 }  // namespace
 
-// docs/accuracy.md Round 5: the ranking does not price the host time of eager dropless MoE; the
-// explanation says what it would add to the winner and which layout would rank first if every layout
-// paid the low end per (MoE layer, micro-batch) pass.
-TEST_CASE("the explanation of a dropless MoE plan states the host-time caveat and the layout it would favour") {
+// The host model (program/host_ops): an eager Qwen3-30B-A3B step on x86 hosts is host-bound (its
+// dropless dispatcher reads the token counts back every MoE forward); the explanation says how long
+// the winner's GPUs wait and what takes it away. A dense Llama-3-8B step keeps its GPUs busy.
+TEST_CASE("the explanation of an eager dropless MoE plan says how long its GPUs wait for the host") {
   PlanRequest r = request_for("qwen3-30b-a3b", "hgx-h100", 16, 4096, 1024);
   r.skew_sensitivity = false;
   r.finalists = 2;
@@ -266,15 +267,11 @@ TEST_CASE("the explanation of a dropless MoE plan states the host-time caveat an
   REQUIRE_FALSE(plan.rows.empty());
   const std::string* line = host_line(plan);
   REQUIRE(line != nullptr);
-  const Scenario win = planner::scenario_for(plan.request, plan.rows.front().estimate.candidate);
-  // 48 MoE layers over pp stages, gbs 1024 over dp · mbs micro-batches.
-  const std::int64_t passes = 48 / win.parallel.pp * win.num_microbatches();
-  CHECK(line->find(fmt::format("the winner runs {} passes on stage 0, its stage with the most MoE layers", passes)) !=
-        std::string::npos);
-  // Halving the passes (a larger micro-batch) saves more host time than the ranking's margins here.
-  const auto at = line->find("with every layout paying the low end, ");
-  REQUIRE(at != std::string::npos);
-  CHECK(line->find(fmt::format("{} passes", passes / 2), at) != std::string::npos);
+  const Result& win = plan.rows.front().result;
+  CHECK(win.breakdown.host_idle > 0.05 * win.step_time_s);
+  CHECK(line->find(fmt::format("Its GPUs wait {:.3g} s", win.breakdown.host_idle)) != std::string::npos);
+  CHECK(line->find("reads the token counts back in every MoE forward") != std::string::npos);
+  CHECK(line->find("CUDA graphs (runtime.cuda_graph)") != std::string::npos);
 
   PlanRequest dense = request_for("llama-3-8b", "hgx-h100", 8, 4096, 64);
   dense.skew_sensitivity = false;

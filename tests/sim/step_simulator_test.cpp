@@ -47,7 +47,7 @@ doctest::Approx rel(double expected, double epsilon) { return doctest::Approx(ex
 
 double breakdown_sum(const Result& r) {
   const auto& b = r.breakdown;
-  return b.compute + b.exposed_comm + b.bubble + b.optimizer;
+  return b.compute + b.exposed_comm + b.bubble + b.optimizer + b.host_idle;
 }
 }  // namespace
 
@@ -130,9 +130,11 @@ TEST_CASE("the breakdown adds up, the output is deterministic, every rank is acc
     for (const auto& rank : a.simulation.ranks) CHECK(rank.end_s <= a.step_time_s);
     const Result e = estimate::estimate_step(s);
     if (skewed) {
-      // The closed form assumes balanced loads: skew can only make the step slower.
+      // The closed form assumes balanced loads; the simulation sees the skew. Which is faster is not
+      // fixed any more: the skewed built-ins are host-bound on their Grace hosts (the GPU work the skew
+      // adds hides under the host), and the simulated host catches up in pipeline waits that the
+      // closed form does not count (program/host_gate.hpp).
       CHECK(a.breakdown.moe_imbalance > 1.0);
-      CHECK(a.step_time_s > e.step_time_s);
     } else {
       // Estimate and simulation answer the same question: within 10 % on the built-ins (the
       // simulation sees contention and exact pipeline timing the closed form approximates), the
