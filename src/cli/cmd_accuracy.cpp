@@ -167,17 +167,14 @@ void register_accuracy(CLI::App& app, Commands& commands) {
 
 namespace {
 
-/// The fit's options: the interval searched and the published reference figures the built-in file
-/// cites for each host kind.
-accuracy::FitOptions fit_options() {
-  accuracy::FitOptions o;
-  const FitRecord& builtin = config::builtin_fit_record();
-  o.reference_sources.resize(hw::kHostKindNames.size());
-  for (const FittedConstant& c : builtin.constants) {
-    o.reference.set(c.host, c.reference);
-    o.reference_sources[static_cast<std::size_t>(c.host)] = c.reference_source;
-  }
-  return o;
+/// The fit's options: the constants and the published reference figures the built-in file cites.
+accuracy::FitOptions fit_options() { return accuracy::project_fit_options(config::builtin_fit_record().constants); }
+
+std::string constant_label(const FittedConstant& c) {
+  return c.name == kFrameworkOpSeconds ? std::string(name_of(hw::kHostKindNames, c.host)) : c.architecture;
+}
+std::string constant_value(const FittedConstant& c, double v) {
+  return c.name == kFrameworkOpSeconds ? fmt::format("{:.3f} us", 1e6 * v) : fmt::format("{:.4f}", v);
 }
 
 std::string fit_constants(const std::vector<accuracy::PublishedPoint>& points, const AccuracyOptions& opt) {
@@ -189,16 +186,20 @@ std::string fit_constants(const std::vector<accuracy::PublishedPoint>& points, c
   rec.data_fnv1a = config::published_fingerprint(opt.data);
   for (const auto& p : points) rec.data_points += p.skip_reason.empty() ? 1 : 0;
   rec.fidelity = std::string(name_of(kFidelityNames, options.fidelity));
-  rec.objective =
-      "per host kind, the MAPE of the published metric over the runnable points whose runtime host is that kind, "
-      "predicted at fidelity estimate; grid search over [from, to] (41 values, then two refinements ten times finer "
-      "around the best; the published reference value stays unless one does strictly better, ties keep the smaller)";
-  rec.constants = accuracy::fit_host_constants(points, options);
-  std::printf("%-16s %-6s %14s %14s %8s %8s %7s\n", "constant", "host", "value", "reference", "MAPE", "bias", "points");
+  rec.objective = fmt::format(
+      "coordinate search, {} passes over the constants in file order; each constant minimises the MAPE of the "
+      "published metric over the runnable points that depend on it (framework_op_s: the points whose runtime host "
+      "is that kind; sustained_tensor_rate: the points on that GPU architecture), predicted at fidelity estimate "
+      "with the others held: 21 values over [from, to], then two refinements ten times finer around the best; the "
+      "current value stays unless one does strictly better, ties keep the smaller; the search starts from the "
+      "references",
+      options.rounds);
+  rec.constants = accuracy::fit_constants(points, options);
+  std::printf("%-22s %-10s %14s %14s %8s %8s %7s\n", "constant", "of", "value", "reference", "MAPE", "bias", "points");
   for (const FittedConstant& c : rec.constants) {
-    std::printf("%-16s %-6s %12.3f us %12.3f us %7.1f%% %+7.1f%% %7zu\n", c.name.c_str(),
-                std::string(name_of(hw::kHostKindNames, c.host)).c_str(), 1e6 * c.value, 1e6 * c.reference,
-                100.0 * c.mape, 100.0 * c.bias, c.points.size());
+    std::printf("%-22s %-10s %14s %14s %7.1f%% %+7.1f%% %7zu\n", c.name.c_str(), constant_label(c).c_str(),
+                constant_value(c, c.value).c_str(), constant_value(c, c.reference).c_str(), 100.0 * c.mape,
+                100.0 * c.bias, c.points.size());
   }
   return report::fit_record_to_json_text(rec);
 }
@@ -209,12 +210,11 @@ int print_accuracy(const std::vector<accuracy::PublishedPoint>& points, const Ac
   if (opt.cross_validate) {
     cv = accuracy::cross_validate(points, fit_options(), fidelity);
     std::printf("cross-validation: each family predicted with the constants fitted without it\n");
-    std::printf("  %-10s %7s", "family", "points");
-    for (const auto& [kind, name] : hw::kHostKindNames) std::printf("  %8s op (us)", std::string(name).c_str());
-    std::printf("\n");
     for (const auto& f : cv->folds) {
-      std::printf("  %-10s %7d", f.family.c_str(), f.points);
-      for (const auto& [kind, name] : hw::kHostKindNames) std::printf("  %17.3f", 1e6 * f.costs.op_seconds(kind));
+      std::printf("  %-10s %3d points:", f.family.c_str(), f.points);
+      for (const FittedConstant& c : f.constants) {
+        std::printf("  %s %s %s", c.name.c_str(), constant_label(c).c_str(), constant_value(c, c.value).c_str());
+      }
       std::printf("\n");
     }
   }

@@ -49,7 +49,7 @@ double compute_seconds(const KernelCostModel& kernels, const GroupedGemmShape& g
   const double sms = static_cast<double>(gpu.sm_count);
   // One SM at the precision's sustained ceiling with the largest tile (KernelCostModel::gemm's
   // efficiency × ceiling ratio, written per SM: the same formula with the tile counts kept apart).
-  const double flops_per_sm_s = peak.value() * gpu.gemm_efficiency_ceiling(precision) / sms;
+  const double flops_per_sm_s = peak.value() * gpu.gemm_efficiency_ceiling(precision) * gpu.sustained_tensor_rate / sms;
   double best = std::numeric_limits<double>::infinity();
   for (const KernelCostModel::TileOption& tile : KernelCostModel::tile_options()) {
     best = std::min(best, tile_time(g, tile, sms, flops_per_sm_s));

@@ -160,7 +160,7 @@ Seconds KernelCostModel::roofline_gemm(const GemmShape& s, Precision precision, 
                     static_cast<double>(s.batch));
   // The shape factors scale the sustained ceiling of the precision the GEMM runs in.
   const double ceiling_ratio = gpu_.gemm_efficiency_ceiling(precision) / gpu_.gemm_peak_efficiency;
-  const FlopsPerSecond sustained_peak = peak * ceiling_ratio;
+  const FlopsPerSecond sustained_peak = peak * (ceiling_ratio * gpu_.sustained_tensor_rate);
   const std::int64_t slices = split_k_slices(s, sustained_peak);
   const Seconds compute_time =
       flops / (sustained_peak * gemm_efficiency(s, slices)) * accumulation_slowdown(precision, accumulation);
@@ -270,7 +270,7 @@ Seconds KernelCostModel::flash_attention_backward(const AttentionShape& a) const
 Seconds KernelCostModel::roofline_flash_attention_forward(const AttentionShape& a) const {
   if (a.batch_heads <= 0) return Seconds(0);
   const double calls = static_cast<double>(std::max<std::int64_t>(1, a.cp_ring_steps));
-  return attention_forward_flops(a) * attention_shape_time_factor(a) / (bf16_peak_ * gpu_.attention_efficiency) +
+  return attention_forward_flops(a) * attention_shape_time_factor(a) / (bf16_peak_ * (gpu_.attention_efficiency * gpu_.sustained_tensor_rate)) +
          launch_gap_ * calls;
 }
 
@@ -278,7 +278,8 @@ Seconds KernelCostModel::roofline_flash_attention_backward(const AttentionShape&
   if (a.batch_heads <= 0) return Seconds(0);
   const Flops flops = attention_forward_flops(a) * kFlashBackwardFlopsRatio;
   const double calls = static_cast<double>(std::max<std::int64_t>(1, a.cp_ring_steps));
-  const FlopsPerSecond rate = bf16_peak_ * (gpu_.attention_efficiency * kFlashBackwardRelativeRate);
+  const FlopsPerSecond rate =
+      bf16_peak_ * (gpu_.attention_efficiency * kFlashBackwardRelativeRate * gpu_.sustained_tensor_rate);
   return flops * attention_shape_time_factor(a) / rate + launch_gap_ * calls;
 }
 

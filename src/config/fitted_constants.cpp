@@ -11,6 +11,7 @@ namespace moesim::config {
 namespace {
 
 constexpr NumberRange kSeconds{0.0, 1.0};
+constexpr NumberRange kRate{0.0, 2.0};  // a share of the datasheet rate
 
 /// The object under `key` (a missing one reads as null, which ObjectReader refuses naming the path).
 ObjectReader section(const ObjectReader& r, std::string_view key, std::vector<std::string> keys) {
@@ -20,15 +21,24 @@ ObjectReader section(const ObjectReader& r, std::string_view key, std::vector<st
 }
 
 FittedConstant read_constant(const Json& value, const std::string& path) {
-  const ObjectReader r(value, path, {"name", "host", "value", "search", "fitted_on", "reference"});
   FittedConstant c;
-  c.name = r.require_enum("name", {"framework_op_s"});
-  c.host = require_enum_value(r, "host", hw::kHostKindNames);
-  c.value = r.require_number("value", kSeconds);
+  c.name = ObjectReader(value, path, {"name", "host", "architecture", "value", "search", "fitted_on", "reference"})
+               .require_enum("name", {kFrameworkOpSeconds, kSustainedTensorRate});
+  const bool host = c.name == kFrameworkOpSeconds;
+  // A host constant names its host kind, an architecture constant its architecture, not both.
+  const ObjectReader r(value, path,
+                       {"name", host ? "host" : "architecture", "value", "search", "fitted_on", "reference"});
+  if (host) {
+    c.host = require_enum_value(r, "host", hw::kHostKindNames);
+  } else {
+    c.architecture = r.require_enum("architecture", {"ampere", "hopper", "blackwell"});
+  }
+  const NumberRange range = host ? kSeconds : kRate;
+  c.value = r.require_number("value", range);
   const ObjectReader search = section(r, "search", {"from", "to", "resolution"});
-  c.search_from = search.require_number("from", kSeconds);
-  c.search_to = search.require_number("to", kSeconds);
-  c.resolution = search.require_number("resolution", kSeconds);
+  c.search_from = search.require_number("from", range);
+  c.search_to = search.require_number("to", range);
+  c.resolution = search.require_number("resolution", range);
   const ObjectReader on = section(r, "fitted_on", {"mape_percent", "bias_percent", "points"});
   c.mape = on.require_number("mape_percent", {0.0, 1e4}) / 100.0;
   c.bias = on.require_number("bias_percent", {-1e4, 1e4}) / 100.0;
@@ -39,7 +49,7 @@ FittedConstant read_constant(const Json& value, const std::string& path) {
     c.points.push_back(id.get<std::string>());
   }
   const ObjectReader reference = section(r, "reference", {"value", "source"});
-  c.reference = reference.require_number("value", kSeconds);
+  c.reference = reference.require_number("value", range);
   c.reference_source = reference.require_nonempty_string("source");
   return c;
 }
@@ -88,7 +98,7 @@ hw::HostCosts host_costs_of(const FitRecord& record, const std::string& file) {
   for (const auto& [kind, name] : hw::kHostKindNames) {
     bool found = false;
     for (const FittedConstant& c : record.constants) {
-      if (c.name != "framework_op_s" || c.host != kind) continue;
+      if (c.name != kFrameworkOpSeconds || c.host != kind) continue;
       if (found) throw InputError("/constants", std::string(name), "framework_op_s is given twice for this host", "").in_file(file);
       costs.set(kind, c.value);
       found = true;
@@ -96,6 +106,13 @@ hw::HostCosts host_costs_of(const FitRecord& record, const std::string& file) {
     if (!found) throw InputError("/constants", std::string(name), "needs a framework_op_s for every host kind", "x86, grace").in_file(file);
   }
   return costs;
+}
+
+double fitted_tensor_rate(const std::string& architecture) {
+  for (const FittedConstant& c : builtin_fit_record().constants) {
+    if (c.name == kSustainedTensorRate && c.architecture == architecture) return c.value;
+  }
+  return 1.0;
 }
 
 const hw::HostCosts& fitted_host_costs() {

@@ -19,6 +19,9 @@ inline constexpr const char* kBuiltinFittedConstantsFile = "calibrate/fitted/con
 /// The host costs of a record: every host kind must have its framework_op_s.
 [[nodiscard]] hw::HostCosts host_costs_of(const FitRecord& record, const std::string& file);
 
+/// The built-in sustained_tensor_rate of a GPU architecture (1 where the file fits none).
+[[nodiscard]] double fitted_tensor_rate(const std::string& architecture);
+
 /// The built-in host costs, computed once.
 [[nodiscard]] const hw::HostCosts& fitted_host_costs();
 

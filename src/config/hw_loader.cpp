@@ -3,6 +3,8 @@
 // number nobody can trace back never reaches the estimator.
 #include "config/hw_loader.hpp"
 
+#include "config/fitted_constants.hpp"
+
 #include <algorithm>
 #include <string_view>
 
@@ -114,6 +116,7 @@ hw::GpuSpec parse_gpu_spec(const Json& obj, const std::string& file) {
     spec.name = r.require_nonempty_string("name");
     spec.display_name = r.require_nonempty_string("display_name");
     spec.architecture = r.require_enum("architecture", {"ampere", "hopper", "blackwell"});
+    spec.sustained_tensor_rate = fitted_tensor_rate(spec.architecture);  // the fit's, not the file's
     spec.sm_count = static_cast<int>(r.require_int("sm_count", IntRange{1, 4096}));
     read_dense_peaks(r, spec);
     // NVIDIA quotes HBM in binary units (DRAM dies come in powers of two): "80 GB" is 80 GiB.

@@ -30,6 +30,10 @@ struct GpuSpec {
   double hbm_efficiency = 0;
   /// Measured FlashAttention forward rate / datasheet BF16 peak (hd128, long sequence).
   double attention_efficiency = 0;
+  /// The share of these tensor-core rates a training step sustains on this architecture: the fitted
+  /// constant of the architecture (calibrate/fitted/constants.json; 1 where none is fitted), which
+  /// scales the GEMM and attention compute rates. Not a datasheet figure: config sets it from the fit.
+  double sustained_tensor_rate = 1.0;
   std::map<std::string, std::string> sources;  ///< figure name → citation
 
   /// Sustained GEMM ceiling of precision `p` (its own measurement, else the BF16 one).

@@ -14,10 +14,16 @@ namespace moesim {
 
 inline constexpr const char* kFittedSchema = "moesim.fitted/1";
 
-/// One fitted constant: the host time of one framework op on one host kind.
+/// The constants a fit may hold: per host kind, per GPU architecture.
+inline constexpr const char* kFrameworkOpSeconds = "framework_op_s";        ///< hw/host_costs.hpp
+inline constexpr const char* kSustainedTensorRate = "sustained_tensor_rate";  ///< hw/gpu_spec.hpp
+
+/// One fitted constant: the host time of one framework op on one host kind, or the share of the
+/// datasheet tensor rate one GPU architecture sustains.
 struct FittedConstant {
-  std::string name;  ///< "framework_op_s"
-  hw::HostKind host = hw::HostKind::kX86;
+  std::string name;  ///< kFrameworkOpSeconds or kSustainedTensorRate
+  hw::HostKind host = hw::HostKind::kX86;  ///< framework_op_s
+  std::string architecture;               ///< sustained_tensor_rate: "ampere", "hopper", "blackwell"
   double value = 0;
   double search_from = 0, search_to = 0;  ///< the interval searched
   double resolution = 0;                  ///< the finest grid step of the search

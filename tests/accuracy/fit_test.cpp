@@ -10,6 +10,7 @@
 #include "accuracy/bounds.hpp"
 #include "accuracy/fit.hpp"
 #include "config/fitted_constants.hpp"
+#include "config/hw_loader.hpp"
 #include "config/published_loader.hpp"
 
 using namespace moesim;
@@ -29,21 +30,27 @@ TEST_CASE("moesim accuracy --fit writes the checked-in constants file, byte for 
   const FitRecord rec = config::parse_fit_record(checked_in, config::kBuiltinFittedConstantsFile);
   const hw::HostCosts costs = config::fitted_host_costs();
   for (const FittedConstant& c : rec.constants) {
-    CHECK(costs.op_seconds(c.host) == c.value);
-    CHECK(c.value > c.reference);  // a framework op of Megatron costs more than one bare nn.Linear call
+    CAPTURE(c.name);
     CHECK(!c.points.empty());
+    if (c.name == kFrameworkOpSeconds) {
+      CHECK(costs.op_seconds(c.host) == c.value);
+      CHECK(c.value > c.reference);  // a framework op of Megatron costs more than one bare nn.Linear call
+    } else {
+      CHECK(config::fitted_tensor_rate(c.architecture) == c.value);
+      CHECK(config::load_gpu_preset("b200").sustained_tensor_rate == config::fitted_tensor_rate("blackwell"));
+    }
   }
 }
 
 TEST_CASE("cross-validation: every family predicted with constants fitted without it") {
   const auto points = config::load_published_points((test::source_dir() / "tests/validation/published.json").string());
-  accuracy::FitOptions options;
-  for (const FittedConstant& c : config::builtin_fit_record().constants) options.reference.set(c.host, c.reference);
+  const accuracy::FitOptions options = accuracy::project_fit_options(config::builtin_fit_record().constants);
   const accuracy::CrossValidation cv = accuracy::cross_validate(points, options, Fidelity::kSimulation);
   CHECK(cv.folds.size() >= 5);
   for (const auto& f : cv.folds) {
-    MESSAGE(f.family << ": " << f.points << " points, x86 " << 1e6 * f.costs.op_seconds(hw::HostKind::kX86)
-                     << " us, grace " << 1e6 * f.costs.op_seconds(hw::HostKind::kGrace) << " us");
+    std::string values;
+    for (const FittedConstant& c : f.constants) values += " " + c.name + "=" + std::to_string(c.value);
+    MESSAGE(f.family << ": " << f.points << " points," << values);
   }
   std::printf("cross-validated overall MAPE %.1f%%, bias %+.1f%%\n", 100 * cv.report.overall_mape,
               100 * cv.report.overall_bias);
