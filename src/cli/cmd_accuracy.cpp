@@ -1,5 +1,7 @@
 // `moesim accuracy [--data FILE] [--group G] [--point ID [--scenario-out FILE]] [--fidelity simulation|estimate]
-// [--verbose]`: predicted vs published per point and MAPE per group.
+// [--verbose] [--cv] [--fit FILE]`: predicted vs published per point, MAPE and bias per group and bounded
+// slice (exit 1 while a bound is unmet); --cv predicts each model family with constants fitted without it;
+// --fit writes the fitted constants (docs/accuracy.md, Round 8).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -131,13 +133,19 @@ void register_accuracy(CLI::App& app, Commands& commands) {
       ->needs(sub->get_option("--point"));
   sub->add_flag("-v,--verbose", opt->verbose, "also list skipped points and the assumptions made per point");
   sub->add_option("--fit", opt->fit_out,
-                  std::string("fit the host's seconds per framework op, one per host kind, on the published points "
-                              "and write the constants file (the built-in one is ") +
+                  std::string("fit the project's constants (the host's seconds per framework op per host kind, the "
+                              "Blackwell sustained tensor rate) on the published points and write them (the built-in "
+                              "file is ") +
                       config::kBuiltinFittedConstantsFile + ")");
   sub->add_flag("--cv", opt->cross_validate,
                 "cross-validate the fitted constants: each model family predicted with constants fitted without it");
   sub->add_flag("--rank-layouts", opt->rank_layouts,
                 "instead of the error, print each published layout's rank among the planner's candidates (estimate)");
+  // A fit and a cross-validation use every point of the file: a subset would fit or judge something else.
+  for (const char* whole : {"--fit", "--cv"}) {
+    sub->get_option(whole)->excludes("--group")->excludes("--point")->excludes("--rank-layouts");
+  }
+  sub->get_option("--fit")->excludes("--cv");
   sub->callback([opt, &commands] {
     commands.set([opt] {
       OutputBatch outputs;

@@ -92,6 +92,11 @@ ProxyPlan plan_proxy(const Scenario& s, const ProxyOptions& o) {
     note("no host_sync idle: the runner issues its kernels from C++ without reading the token counts back");
   }
   p.moe.host_sync_idle_s = 0;
+  if (s.host_op_seconds() > 0) {
+    note("host not priced: the runner launches its kernels from a C++ loop, without Megatron's Python per op "
+         "or a token-count read-back");
+  }
+  p.host_costs = {};
   if (s.moe.routing.device_limited_nodes > 0) note("no device-limited routing (one NVLink domain)");
   p.moe.routing.device_limited_nodes = 0;
 

@@ -64,3 +64,24 @@ TEST_CASE("cross-validation: every family predicted with constants fitted withou
     }
   }
 }
+
+TEST_CASE("moesim accuracy exits 1 while a bound of the slices it ran is unmet, and --fit takes the whole file") {
+  // The megatron-bridge group holds the one unmet slice (Qwen3-30B-A3B on B200, docs/accuracy.md).
+  const auto r = test::run_command(test::moesim_binary() + " accuracy --group megatron-bridge --fidelity estimate",
+                                   test::source_dir().string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("some bounds are not met") != std::string::npos);
+  // One point judges no slice.
+  const auto one = test::run_command(
+      test::moesim_binary() + " accuracy --fidelity estimate --point "
+                              "mb-25-09-pre-training-dgx-b200-qwen3-30b-a3b-tokendrop-fp8-8-0-tokens_per_s_per_gpu",
+      test::source_dir().string());
+  CHECK(one.exit_code == 0);
+  // A fit on a subset would be another fit: refused before anything is written.
+  const auto out = test::binary_dir() / ("fit-subset-" + std::to_string(::getpid()) + ".json");
+  const auto sub = test::run_command(test::moesim_binary() + " accuracy --group narayanan2021 --fit '" + out.string() + "'",
+                                     test::source_dir().string());
+  CHECK(sub.exit_code == 2);
+  CHECK(sub.err.find("--group excludes --fit") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+}
