@@ -23,10 +23,12 @@ void explain_host_time(const Plan& plan, std::vector<std::string>& out) {
   const double idle = r.breakdown.host_idle;
   if (r.step_time_s <= 0 || idle < 0.05 * r.step_time_s) return;
   const Scenario& s = plan.request.base;
+  std::string graphs;
+  for (const CudaGraphScope scope : s.runtime.cuda_graph) graphs += (graphs.empty() ? "" : "+") + std::string(to_string(scope));
   std::string line = fmt::format(
       "Its GPUs wait {:.3g} s ({}) of the step for the host to launch their kernels (runtime.host {}, CUDA graphs: {})",
       idle, percent(idle / r.step_time_s), name_of(hw::kHostKindNames, s.runtime.host.kind),
-      s.runtime.cuda_graph.empty() ? std::string("none") : std::string(to_string(s.runtime.cuda_graph.front())));
+      graphs.empty() ? std::string("none") : graphs);
   if (s.model.is_moe() && s.moe.reads_token_counts_back() && !s.runtime.full_iteration_graph()) {
     line += "; its dropless dispatcher reads the token counts back in every MoE forward, so the host loses its lead there";
   }
