@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/error.hpp"
+
 namespace moesim::config {
 
 std::vector<EmbeddedJson> embedded_json_in(std::string_view dir) {
@@ -16,6 +18,13 @@ std::vector<EmbeddedJson> embedded_json_in(std::string_view dir) {
   }
   std::sort(out.begin(), out.end(), [](const EmbeddedJson& a, const EmbeddedJson& b) { return a.name < b.name; });
   return out;
+}
+
+std::string builtin_file_text(std::string_view path) {
+  for (const EmbeddedFile& f : embedded_files()) {
+    if (f.path == path) return std::string(f.content);
+  }
+  throw InternalError("a built-in data file is missing from this build: " + std::string(path));
 }
 
 std::vector<std::string> embedded_json_names(std::string_view dir) {

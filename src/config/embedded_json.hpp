@@ -16,6 +16,9 @@ struct EmbeddedJson {
 
 /// The embedded files `dir`NAME.json (`dir` ends in '/'; sub-folders left out), sorted by name.
 [[nodiscard]] std::vector<EmbeddedJson> embedded_json_in(std::string_view dir);
+/// The text of the built-in file at `path` (relative to the repository root); InternalError when the
+/// build did not embed it (a checked-in data file every installed moesim carries).
+[[nodiscard]] std::string builtin_file_text(std::string_view path);
 /// Their names, sorted.
 [[nodiscard]] std::vector<std::string> embedded_json_names(std::string_view dir);
 

@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "config/enum_field.hpp"
+#include "config/embedded_json.hpp"
 #include "config/json_reader.hpp"
-#include "core/embedded_files.hpp"
 #include "core/error.hpp"
 
 namespace moesim::config {
@@ -84,12 +84,8 @@ FitRecord parse_fit_record(const std::string& text, const std::string& file) {
 }
 
 const FitRecord& builtin_fit_record() {
-  static const FitRecord record = [] {
-    for (const EmbeddedFile& f : embedded_files()) {
-      if (f.path == kBuiltinFittedConstantsFile) return parse_fit_record(std::string(f.content), kBuiltinFittedConstantsFile);
-    }
-    throw InternalError(std::string("the built-in fitted constants are missing: ") + kBuiltinFittedConstantsFile);
-  }();
+  static const FitRecord record =
+      parse_fit_record(builtin_file_text(kBuiltinFittedConstantsFile), kBuiltinFittedConstantsFile);
   return record;
 }
 

@@ -11,9 +11,9 @@
 
 #include "config/fitted_constants.hpp"
 #include "config/hw_loader.hpp"
+#include "config/embedded_json.hpp"
 #include "config/json_reader.hpp"
 #include "config/recipe_settings.hpp"
-#include "core/embedded_files.hpp"
 #include "core/error.hpp"
 #include "model/model_spec.hpp"
 
@@ -406,10 +406,7 @@ namespace {
 // The built-in copy when `path` is empty, else the file.
 Json published_document(const std::string& path) {
   if (!path.empty()) return load_json_file(path);
-  for (const EmbeddedFile& f : embedded_files()) {
-    if (f.path == kBuiltinPublishedFile) return parse_json_text(std::string(f.content), kBuiltinPublishedFile);
-  }
-  throw InternalError(std::string("the built-in validation file is missing: ") + kBuiltinPublishedFile);
+  return parse_json_text(builtin_file_text(kBuiltinPublishedFile), kBuiltinPublishedFile);
 }
 }  // namespace
 

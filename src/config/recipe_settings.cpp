@@ -3,20 +3,15 @@
 #include <algorithm>
 #include <map>
 
+#include "config/embedded_json.hpp"
 #include "config/json_reader.hpp"
-#include "core/embedded_files.hpp"
 #include "core/error.hpp"
 
 namespace moesim::config {
 namespace {
 
 const Json& settings_document() {
-  static const Json doc = [] {
-    for (const EmbeddedFile& f : embedded_files()) {
-      if (f.path == kBuiltinRecipeSettingsFile) return parse_json_text(std::string(f.content), kBuiltinRecipeSettingsFile);
-    }
-    throw InternalError(std::string("the built-in recipe settings file is missing: ") + kBuiltinRecipeSettingsFile);
-  }();
+  static const Json doc = parse_json_text(builtin_file_text(kBuiltinRecipeSettingsFile), kBuiltinRecipeSettingsFile);
   return doc;
 }
 
