@@ -83,6 +83,9 @@ PointOutcome predict_point(const PublishedPoint& p, Fidelity fidelity) {
   try {
     const Result r = predict::predict(p.scenario, fidelity).result;
     o.step_time_s = r.step_time_s;
+    o.memory_peak_bytes = r.memory.peak_bytes;
+    o.memory_capacity_bytes = r.memory.capacity_bytes;
+    o.memory_fits = r.memory.fits;
     o.predicted = metric_from_result(p, r);
     o.error = (o.predicted - p.value) / p.value;
     o.speed_error = p.metric == Metric::kStepTimeSeconds ? p.value / o.predicted - 1.0 : o.error;

@@ -18,6 +18,10 @@ struct PointOutcome {
   /// − 1): > 0 means moesim predicts the run faster than it ran (optimistic).
   double speed_error = 0;
   double step_time_s = 0;
+  /// The predicted per-GPU memory: the largest peak over ranks, the GPU's capacity, whether it fits.
+  double memory_peak_bytes = 0;
+  double memory_capacity_bytes = 0;
+  bool memory_fits = true;
   std::string failure;        ///< non-empty when the scenario could not be estimated
 };
 

@@ -237,6 +237,8 @@ int print_accuracy(const std::vector<accuracy::PublishedPoint>& points, const Ac
     std::printf("%-64s %-20s %12.4g %12.4g %+7.1f%%\n", o.point->id.c_str(),
                 std::string(accuracy::to_string(o.point->metric)).c_str(), o.point->value, o.predicted, 100.0 * o.error);
     if (opt.verbose) {
+      std::printf("    memory: peak %.1f GiB of %.1f GiB (%s)\n", o.memory_peak_bytes / 1073741824.0,
+                  o.memory_capacity_bytes / 1073741824.0, o.memory_fits ? "fits" : "DOES NOT FIT");
       for (const auto& a : o.point->assumed) std::printf("    assumed: %s\n", a.c_str());
     }
   }

@@ -76,6 +76,9 @@ std::vector<std::int64_t> read_layer_indices(const ObjectReader& r, const char* 
 /// family says otherwise (GQA configs, or MLA where one latent serves all heads).
 void read_sizes(const ObjectReader& r, Imported& imp) {
   ModelSpec& s = imp.spec;
+  // The decoders' HF modelling code (Llama, Mixtral, Qwen, DeepSeek, ...) has no residual dropout,
+  // whatever attention_dropout says: no masks are kept. ESM overrides it below.
+  s.hidden_dropout = 0.0;
   s.num_layers = r.require_int("num_hidden_layers", lim::kLayers);
   s.hidden_size = r.require_int("hidden_size", lim::kHidden);
   s.num_attention_heads = r.require_int("num_attention_heads", lim::kHeads);
@@ -263,6 +266,8 @@ Imported read_dbrx(const Json& cfg) {
   s.num_query_groups = attn.require_int("kv_n_heads", lim::kHeads);
   s.vocab_size = r.require_int("vocab_size", lim::kVocab);
   s.share_embeddings_and_output_weights = r.get_bool("tie_word_embeddings", false);
+  // DbrxBlock drops out its residual branches with resid_pdrop (0.0 in DBRX's configs).
+  s.hidden_dropout = r.get_number("resid_pdrop", 0.0, lim::kDropout);
   if (s.hidden_size % s.num_attention_heads != 0) {
     throw InputError(r.path_of("d_model"), str(s.hidden_size),
                      "d_model must be divisible by n_heads (" + str(s.num_attention_heads) + ")");
@@ -358,6 +363,8 @@ Imported read_esm(const Json& cfg) {
   s.gated_linear_unit = false;
   s.causal = false;
   s.add_bias_linear = true;
+  // EsmConfig.hidden_dropout_prob (HF default 0.1; the ESM-2 checkpoints' configs say 0.0).
+  s.hidden_dropout = r.get_number("hidden_dropout_prob", 0.1, lim::kDropout);
   s.share_embeddings_and_output_weights = r.get_bool("tie_word_embeddings", true);
   return imp;
 }

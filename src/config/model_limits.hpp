@@ -1,7 +1,7 @@
 #pragma once
 // Bounds of every integer a model definition or an HF config.json may hold. They are far above any
 // real model (DeepSeek-V3: 61 layers, hidden 7168, 256 experts) and keep absurd inputs from reaching
-// an allocation (the per-layer pattern) or an overflowing product.
+// an allocation (the per-layer pattern) or an overflowing product. (And the one probability, kDropout.)
 #include "config/json_reader.hpp"
 
 namespace moesim::config::model_limits {
@@ -24,5 +24,7 @@ inline constexpr IntRange kLatentRank{1, 1'048'576};
 inline constexpr IntRange kLatentRankOrZero{0, 1'048'576};  ///< q_lora_rank 0 = no query compression
 inline constexpr IntRange kWindow{0, 16'777'216};           ///< 0 = full attention
 inline constexpr IntRange kWindowPattern{0, 4096};
+/// A dropout probability (PyTorch accepts 0 ≤ p ≤ 1).
+inline constexpr NumberRange kDropout{0.0, 1.0};
 
 }  // namespace moesim::config::model_limits

@@ -27,7 +27,7 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 const std::vector<std::string>& definition_keys() {
   static const std::vector<std::string> keys = {
       "name", "source", "num_layers", "hidden_size", "num_attention_heads", "num_query_groups", "kv_channels",
-      "ffn_hidden_size", "gated_linear_unit", "vocab_size", "causal", "add_bias_linear", "num_moe_experts",
+      "ffn_hidden_size", "gated_linear_unit", "vocab_size", "causal", "add_bias_linear", "hidden_dropout", "num_moe_experts",
       "moe_router_topk", "moe_ffn_hidden_size", "moe_shared_expert_intermediate_size", "moe_layer_freq",
       "first_k_dense", "mtp_num_layers", "multi_latent_attention", "share_embeddings_and_output_weights",
       "sliding_window", "sliding_window_pattern"};
@@ -109,6 +109,7 @@ void read_keys(const ObjectReader& r, ModelSpec& s, Readout& out) {
   set_int("vocab_size", s.vocab_size, lim::kVocab);
   set_bool("causal", s.causal);
   set_bool("add_bias_linear", s.add_bias_linear);
+  s.hidden_dropout = r.get_number("hidden_dropout", s.hidden_dropout, lim::kDropout);
   set_int_or_off("num_moe_experts", s.num_moe_experts, lim::kExperts);
   set_int("moe_router_topk", s.moe_router_topk, lim::kTopk);
   set_int("moe_ffn_hidden_size", s.moe_ffn_hidden_size, lim::kFfn);

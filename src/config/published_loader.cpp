@@ -14,6 +14,7 @@
 #include "config/embedded_json.hpp"
 #include "config/json_reader.hpp"
 #include "config/recipe_settings.hpp"
+#include "config/submission_settings.hpp"
 #include "core/error.hpp"
 #include "model/model_spec.hpp"
 
@@ -199,26 +200,30 @@ void apply_bridge_recipe_settings(Scenario& s, PublishedPoint& pt) {
   apply_recipe_runtime(s, pt);
 }
 
-// What a submission's own configuration files say that its published record leaves out. MLPerf
-// Training v3.1, NVIDIA's GPT-3 175B on Eos (github.com/mlcommons/training_results_v3.1,
-// NVIDIA/benchmarks/gpt3/implementations/pytorch at f33f944):
-// - config_DGXH100_1344x8x8x4x8_mbs1.sh: MICRO_BATCH_SIZE=1 (after config_common.sh's 2), TP 4, PP 8;
-// - conf/custom.yaml: virtual_pipeline_model_parallel_size = INTERLEAVED_PIPELINE, default 12, which no
-//   config file of the submission sets;
-// - config_common.sh USE_DIST_OPTIMIZER=True → run_and_time.sh picks optim/distributed_fused_adam.yaml:
-//   grad_sync_dtype bf16, overlap_grad_sync and overlap_param_sync True.
-struct SubmissionConfig {
-  std::int64_t vpp = 1;
-  std::int64_t micro_batch = 1;
-  bool grad_reduce_in_fp32 = true;  ///< Megatron's default; the scenario's too
-  std::string source;  ///< empty: nothing known beyond the record (the defaults are assumptions)
-};
-
-SubmissionConfig submission_config(const std::string& id) {
-  if (id.rfind("mlperf-v3.1-nvidia-eos-gpt3", 0) == 0) {
-    return {12, 1, false, "MLPerf Training v3.1 NVIDIA GPT-3 config (custom.yaml, config_DGXH100_1344x8x8x4x8_mbs1.sh)"};
+// The optimizer and recompute settings of a submission's configuration files (the layout ones are read
+// where the record is); the distributed optimizer and both overlaps it states are moesim's defaults.
+void apply_submission_settings(const SubmissionSettings& submitted, Scenario& s, PublishedPoint& pt) {
+  if (submitted.source.empty()) return;
+  std::string set;
+  const auto note = [&](const std::string& what) { set += (set.empty() ? "" : ", ") + what; };
+  if (!submitted.grad_reduce_in_fp32) {
+    s.optimizer.grad_reduce_in_fp32 = false;
+    note("grad_reduce_in_fp32 false");
   }
-  return {};
+  if (submitted.store_param_remainders) {
+    s.optimizer.store_param_remainders = true;
+    note("store_param_remainders true");
+  }
+  if (submitted.fp8_param_gather && s.precision != Precision::kBf16 && s.precision != Precision::kFp16) {
+    s.optimizer.fp8_param_gather = true;
+    note("fp8_param_gather true");
+  }
+  if (submitted.recompute && s.recompute.granularity == RecomputeGranularity::kNone) {
+    s.recompute.granularity = *submitted.recompute;
+    if (*submitted.recompute == RecomputeGranularity::kSelective) s.recompute.modules = {RecomputeModule::kCoreAttn};
+    note(std::string("recompute ") + std::string(name_of(kRecomputeGranularityNames, *submitted.recompute)));
+  }
+  if (!set.empty()) pt.assumed.push_back(set + " (" + submitted.source + ")");
 }
 
 // Builds the point's scenario; returns a skip reason when the publication lacks what a run needs.
@@ -249,6 +254,7 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
   const bool gpt_style = contains(name, "gpt") || contains(name, "nemotron");
   ms.gated_linear_unit = !gpt_style;
   ms.add_bias_linear = contains(name, "gpt");
+  ms.hidden_dropout = published_hidden_dropout(name);
   if (m.value("ffn", Json()).is_null() && m.value("expert_ffn", Json()).is_null()) {
     if (!gpt_style) return "FFN width not published";
     ms.ffn_hidden_size = 4 * ms.hidden_size;
@@ -287,8 +293,8 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
   auto& p = s.parallel;
   p.tp = int_or(par, "tp", 1);
   p.pp = int_or(par, "pp", 1);
-  const SubmissionConfig submitted = submission_config(pt.id);
-  p.vpp = int_or(par, "vpp", submitted.vpp);
+  const SubmissionSettings submitted = submission_settings(pt.id);
+  p.vpp = int_or(par, "vpp", submitted.vpp.value_or(1));
   p.cp = int_or(par, "cp", 1);
   p.ep = int_or(par, "ep", 1);
   p.etp = int_or(par, "etp", 1);
@@ -322,7 +328,7 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
   s.training.seq_length = rec.at("seq_len").get<std::int64_t>();
   s.training.global_batch_size = int_or(rec, "global_batch", 0);
   if (s.training.global_batch_size <= 0) return "global batch not published";
-  s.training.micro_batch_size = int_or(rec, "micro_batch", submitted.micro_batch);
+  s.training.micro_batch_size = int_or(rec, "micro_batch", submitted.micro_batch.value_or(1));
   if (rec.value("micro_batch", Json()).is_null()) {
     pt.assumed.push_back("micro_batch not published: " + std::to_string(s.training.micro_batch_size) +
                          (submitted.source.empty() ? "" : " (" + submitted.source + ")"));
@@ -345,11 +351,7 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
   }
   s.moe.routing.distribution = RoutingDistribution::kBalanced;  // Megatron-Bridge force-balances MoE runs
   if (gi.group == "megatron-bridge") apply_bridge_recipe_settings(s, pt);
-  if (!submitted.grad_reduce_in_fp32) {
-    // The distributed optimizer and both overlaps a submission states are moesim's defaults already.
-    s.optimizer.grad_reduce_in_fp32 = false;
-    pt.assumed.push_back("grad_reduce_in_fp32 false (" + submitted.source + ": distributed_fused_adam, bf16 grad sync)");
-  }
+  apply_submission_settings(submitted, s, pt);
   s.name = pt.id;
   try {
     validate_layout(s);

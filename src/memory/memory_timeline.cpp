@@ -17,7 +17,7 @@ StageContext stage_context(const Scenario& s, const schedule::StageLayers& stage
   // The same per-kind figures rank_memory sums, so both agree wherever the same op sets the peak.
   ctx.unit[kSavedDense] = layer_activation(s, false, opt).total();
   ctx.unit[kSavedMoe] = s.model.is_moe() ? layer_activation(s, true, opt).total() : 0.0;
-  ctx.unit[kSavedEmbedding] = embedding_activation_bytes(s, opt);
+  ctx.unit[kSavedEmbedding] = embedding_activation_bytes(s);
   const bool last_moe = s.model.layer_is_moe(s.model.num_layers - 1);
   ctx.unit[kSavedMtp] = ctx.unit[last_moe ? kSavedMoe : kSavedDense] + mtp_input_bytes(s);
   ctx.dense = {TimelineOpKind::kLayer, -1, false, kSavedDense, layer_working_bytes(s, false, false, opt),

@@ -63,6 +63,11 @@ Dims dims_of(const Scenario& s) {
 
 bool low_precision(Precision p) { return p != Precision::kBf16 && p != Precision::kFp16; }
 
+/// One-byte hidden-dropout masks after the attention projection and after the MLP (Korthikanti's
+/// convention, also Megatron's theoretical_memory_usage.py) exist only when the model trains with
+/// hidden dropout: dropout with p = 0 returns its input and saves nothing (ModelSpec::hidden_dropout).
+bool keeps_dropout_masks(const Scenario& s) { return s.model.hidden_dropout > 0.0; }
+
 /// Bytes per element a low-precision GEMM keeps of its input for the weight gradient: Transformer
 /// Engine saves the quantized (columnwise) copy instead of the 16-bit tensor (TE
 /// performance_considerations.rst "Memory usage"; Megatron MoE README "FP8 Training: 50% activation
@@ -105,16 +110,20 @@ QkvBytes qkv_bytes(const Scenario& s, const Dims& d) {
 /// Korthikanti 2022 attention block + input norm, per token: norm input 2h, QKV input 2h, Q/K/V,
 /// softmax 2as + its dropout mask as + dropout output 2as (unfused only), projection input,
 /// projection dropout mask h. Norm/dropout regions and the QKV input divide by sp, the rest by t.
-double attention_bytes_per_token(const Scenario& s, const Recompute& rc, const Dims& d, const MemoryOptions& opt) {
+double attention_bytes_per_token(const Scenario& s, const Recompute& rc, const Dims& d) {
   const QkvBytes q = qkv_bytes(s, d);
   double b = kAct * d.h / d.sp;                                      // input norm's input (the layer input)
   // Norm output = QKV GEMM input (MLA: the q and kv down projections, each with its own copy in FP8).
   if (!rc.layernorm) b += norm_output_element_bytes(s.precision, s.model.multi_latent_attention ? 2.0 : 1.0) * d.h / d.sp;
   if (!rc.mla_up_proj) b += q.per_head;
-  b += q.latents + q.out;
-  // In FP8 the output projection keeps its quantized input besides the attention kernel's 16-bit output.
+  b += q.latents;
+  // The attention kernel keeps its 16-bit output for its backward, which in 16-bit precision is also
+  // the output projection's saved input. In low precision the projection keeps a quantized copy
+  // instead; recomputing core attention (Megatron's checkpointed attention saves only its inputs) then
+  // frees the 16-bit output.
+  if (!(rc.core_attn && low_precision(s.precision))) b += q.out;
   if (low_precision(s.precision)) b += q.out / kAct * gemm_input_element_bytes(s.precision);
-  if (opt.hidden_dropout_masks) b += kMask * d.h / d.sp;
+  if (keeps_dropout_masks(s)) b += kMask * d.h / d.sp;
   // FlashAttention keeps no s×s tensor; the unfused path keeps softmax output, mask and dropout
   // output (5·a·s bytes per token over t) unless core_attn is recomputed (selective recompute).
   if (s.attention_backend == AttentionBackend::kUnfused && !rc.core_attn) {
@@ -124,8 +133,7 @@ double attention_bytes_per_token(const Scenario& s, const Recompute& rc, const D
 }
 
 /// Pre-MLP norm input, its output (the MLP / router input) and the MLP dropout mask, per token.
-double mlp_entry_bytes_per_token(const Scenario& s, const Recompute& rc, const Dims& d, const MemoryOptions& opt,
-                                 bool moe_layer) {
+double mlp_entry_bytes_per_token(const Scenario& s, const Recompute& rc, const Dims& d, bool moe_layer) {
   double b = kAct * d.h / d.sp;
   if (!rc.layernorm) {
     // The norm output feeds fc1 (dense), or the router and the permutation (16-bit) plus the shared
@@ -136,7 +144,7 @@ double mlp_entry_bytes_per_token(const Scenario& s, const Recompute& rc, const D
                                                                   : kAct;
     b += per_elem * d.h / d.sp;
   }
-  if (opt.hidden_dropout_masks) b += kMask * d.h / d.sp;
+  if (keeps_dropout_masks(s)) b += kMask * d.h / d.sp;
   return b;
 }
 
@@ -179,9 +187,9 @@ LayerActivation layer_activation_under(const Scenario& s, const Dims& d, const R
                                        const MemoryOptions& opt) {
   if (rc.full) return full_recompute_layer(d);
   LayerActivation a;
-  a.attention_bytes = d.tokens * attention_bytes_per_token(s, rc, d, opt);
+  a.attention_bytes = d.tokens * attention_bytes_per_token(s, rc, d);
   const auto& m = s.model;
-  double mlp = mlp_entry_bytes_per_token(s, rc, d, opt, moe_layer);
+  double mlp = mlp_entry_bytes_per_token(s, rc, d, moe_layer);
   if (!moe_layer) {
     if (!rc.mlp) mlp += mlp_inner_bytes_per_token(s, as_d(m.ffn_hidden_size) / d.tp, false);
     a.mlp_bytes = d.tokens * mlp;
@@ -204,7 +212,8 @@ LayerActivation layer_activation(const Scenario& s, bool moe_layer, const Memory
   return layer_activation_under(s, dims_of(s), recompute_of(s.recompute), moe_layer, opt);
 }
 
-BytesPerParam bytes_per_param(Precision p, bool distributed_optimizer, double shards, bool grads_in_fp32) {
+BytesPerParam bytes_per_param(Precision p, bool distributed_optimizer, double shards, bool grads_in_fp32,
+                              bool param_remainders) {
   // Megatron docs/user-guide/features/dist_optimizer.md: bf16 param 2 + fp32 main grad 4 + fp32
   // master/m/v 12; fp16 keeps fp16 grads (2) and an fp32 grad copy in the optimizer (16). With
   // grad_reduce_in_fp32 off the main_grad buffer is bf16 (2); the optimizer still keeps fp32 state.
@@ -212,7 +221,9 @@ BytesPerParam bytes_per_param(Precision p, bool distributed_optimizer, double sh
   BytesPerParam b;
   b.weight = 2.0;
   b.grad = fp16 || !grads_in_fp32 ? 2.0 : 4.0;
-  b.optimizer = (fp16 ? 16.0 : 12.0) / (distributed_optimizer ? shards : 1.0);
+  // With param remainders the fp32 master is the bf16 weight plus a 16-bit remainder: 2 + m 4 + v 4.
+  const double state = fp16 ? 16.0 : param_remainders ? 10.0 : 12.0;
+  b.optimizer = state / (distributed_optimizer ? shards : 1.0);
   return b;
 }
 
@@ -241,10 +252,11 @@ std::int64_t inflight_chunk_passes(std::int64_t rank, std::int64_t pp, std::int6
   return std::min(schedule::warmup_passes(rank, pp, vpp, microbatches) + 1, microbatches * vpp);
 }
 
-double embedding_activation_bytes(const Scenario& s, const MemoryOptions& opt) {
-  // int64 token ids (Megatron's 8·s·b) and the embedding-dropout mask.
+double embedding_activation_bytes(const Scenario& s) {
+  // int64 token ids (Megatron's 8·s·b) and the embedding-dropout mask (Megatron's embedding dropout
+  // is hidden_dropout).
   const Dims d = dims_of(s);
-  return d.tokens * (8.0 + (opt.hidden_dropout_masks ? kMask * d.h / d.sp : 0.0));
+  return d.tokens * (8.0 + (keeps_dropout_masks(s) ? kMask * d.h / d.sp : 0.0));
 }
 
 double mtp_input_bytes(const Scenario& s) {
@@ -369,9 +381,10 @@ void fill_model_state(const Scenario& s, const StageParams& sp, const MemoryOpti
   // The distributed optimizer shards dense state over the DP group with CP (Megatron's
   // DATA_PARALLEL_GROUP_WITH_CP) and expert state over expert-DP.
   const bool fp32_grads = s.optimizer.grad_reduce_in_fp32;
-  const BytesPerParam dense = bytes_per_param(s.precision, s.optimizer.distributed, as_d(p.dp * p.cp), fp32_grads);
+  const bool remainders = s.optimizer.store_param_remainders;
+  const BytesPerParam dense = bytes_per_param(s.precision, s.optimizer.distributed, as_d(p.dp * p.cp), fp32_grads, remainders);
   const BytesPerParam expert =
-      bytes_per_param(s.precision, s.optimizer.distributed, as_d(p.edp(s.system.gpus)), fp32_grads);
+      bytes_per_param(s.precision, s.optimizer.distributed, as_d(p.edp(s.system.gpus)), fp32_grads, remainders);
   const double replicas = opt.redundant_experts_per_rank * sp.params_per_expert_slot;
   r.weights_bytes = dense.weight * r.dense_params + expert.weight * (r.expert_params + replicas);
   r.gradients_bytes = dense.grad * r.dense_params + expert.grad * (r.expert_params + replicas);
@@ -389,8 +402,8 @@ constexpr std::size_t kMaxChunks = 128;
 
 /// Saved bytes per micro-batch of each virtual chunk of the stage (chunk 0 holds the embedding, the
 /// last chunk the MTP modules).
-void chunk_activation_bytes(const Scenario& s, const schedule::StageLayers& stage, const MemoryOptions& opt,
-                            double act_dense, double act_moe, std::span<double> out) {
+void chunk_activation_bytes(const Scenario& s, const schedule::StageLayers& stage, double act_dense, double act_moe,
+                            std::span<double> out) {
   const std::size_t vpp = out.size();
   for (std::size_t c = 0; c < vpp; ++c) {
     const std::vector<std::int64_t>& layers = stage.chunks.size() == vpp ? stage.chunks[c] : stage.layers;
@@ -398,7 +411,7 @@ void chunk_activation_bytes(const Scenario& s, const schedule::StageLayers& stag
     for (std::int64_t l : layers) b += s.model.layer_is_moe(l) ? act_moe : act_dense;
     out[c] = b;
   }
-  if (stage.has_embedding) out[0] += embedding_activation_bytes(s, opt);
+  if (stage.has_embedding) out[0] += embedding_activation_bytes(s);
   if (stage.has_output_head && s.model.mtp_num_layers > 0) {
     // Each MTP module: one transformer layer of the last layer's kind + its eh_proj input [2h].
     const double layer = s.model.layer_is_moe(s.model.num_layers - 1) ? act_moe : act_dense;
@@ -425,7 +438,7 @@ void fill_activations(const Scenario& s, std::int64_t rank, const schedule::Stag
     spill.assign(static_cast<std::size_t>(p.vpp), 0.0);
     chunks = spill;
   }
-  chunk_activation_bytes(s, stage, opt, act_dense, act_moe, chunks);
+  chunk_activation_bytes(s, stage, act_dense, act_moe, chunks);
   double stage_bytes = 0;
   for (double c : chunks) stage_bytes += c;
   const bool equal = std::all_of(chunks.begin(), chunks.end(), [&](double c) { return c == chunks[0]; });

@@ -11,9 +11,6 @@ namespace moesim::memory {
 
 /// Knobs that are not part of the scenario yet. Defaults follow Megatron-Core / Korthikanti 2022.
 struct MemoryOptions {
-  /// 1-byte hidden-dropout masks after the attention projection and after the MLP (Korthikanti's
-  /// convention, also in Megatron's theoretical_memory_usage.py). Models trained with dropout 0 keep none.
-  bool hidden_dropout_masks = true;
   /// Routed token copies on the most-loaded rank over the balanced mean (1 = balanced). Capped by
   /// moe.capacity_factor when the scenario sets one.
   double expert_load_factor = 1.0;
@@ -76,9 +73,10 @@ struct BytesPerParam {
   double weight = 0, grad = 0, optimizer = 0;
   [[nodiscard]] double total() const { return weight + grad + optimizer; }
 };
-/// `grads_in_fp32` is OptimizerSpec::grad_reduce_in_fp32 (false: a bf16 main_grad buffer).
+/// `grads_in_fp32` is OptimizerSpec::grad_reduce_in_fp32 (false: a bf16 main_grad buffer);
+/// `param_remainders` OptimizerSpec::store_param_remainders (10 bytes of state instead of 12).
 [[nodiscard]] BytesPerParam bytes_per_param(Precision p, bool distributed_optimizer, double shards,
-                                            bool grads_in_fp32 = true);
+                                            bool grads_in_fp32 = true, bool param_remainders = false);
 
 /// Extra bytes per GEMM weight parameter for Transformer Engine's low-precision copies
 /// (0 for bf16/fp16); `architecture` is GpuSpec::architecture.
@@ -91,8 +89,8 @@ struct BytesPerParam {
                                                  std::int64_t microbatches);
 
 /// Saved bytes per micro-batch of the embedding (stage 0, chunk 0): int64 token ids and the
-/// embedding-dropout mask.
-[[nodiscard]] double embedding_activation_bytes(const Scenario& s, const MemoryOptions& opt = {});
+/// embedding-dropout mask (when the model trains with hidden dropout).
+[[nodiscard]] double embedding_activation_bytes(const Scenario& s);
 /// Saved bytes per micro-batch of one MTP module beyond its transformer layer: the eh_proj input [2h].
 [[nodiscard]] double mtp_input_bytes(const Scenario& s);
 /// One-at-a-time bytes while one layer of this kind runs its forward (`backward` false) or backward:

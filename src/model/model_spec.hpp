@@ -34,6 +34,11 @@ struct ModelSpec {
   std::int64_t vocab_size = 0;
   bool causal = true;                 ///< false for encoders (ESM-2): attention over the full s×s
   bool add_bias_linear = false;       ///< biases on linear layers (GPT-3, ESM-2)
+  /// Dropout probability after the attention projection and after the MLP (Megatron-Core's
+  /// TransformerConfig.hidden_dropout, default 0.1). Above 0, each keeps a one-byte mask per element
+  /// for the backward; at 0 PyTorch's dropout returns its input and keeps none (ATen Dropout.cpp),
+  /// which is how Llama, Mixtral, Qwen, DeepSeek and Nemotron are trained.
+  double hidden_dropout = 0.1;
 
   std::int64_t num_moe_experts = 0;   ///< 0 = dense model
   std::int64_t moe_router_topk = 0;

@@ -170,6 +170,10 @@ std::vector<std::string> unsearched_knobs(const PlanRequest& request) {
                             "reduce-scatter, as Megatron-Bridge's performance recipes run; set it in the scenario's "
                             "optimizer section)",
                             b.optimizer.grad_reduce_in_fp32 ? "on" : "off"));
+  out.push_back(fmt::format("store_param_remainders: held at {} (on: the optimizer keeps a 16-bit remainder instead "
+                            "of an fp32 master weight, 10 bytes of state per parameter instead of 12, with bf16 "
+                            "weights; set it in the scenario's optimizer section)",
+                            b.optimizer.store_param_remainders ? "on" : "off"));
   return out;
 }
 

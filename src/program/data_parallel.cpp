@@ -8,6 +8,9 @@ namespace {
 // m, v (12), write them (12) and the 16-bit model weight (2). The gradient is read twice (the step
 // and the grad-norm pass), in fp32 or bf16 (grad_reduce_in_fp32): 34 or 30 bytes in all.
 constexpr double kAdamStateBytesPerParam = 26.0;
+// With store_param_remainders the step reads and writes m, v (8), the 16-bit remainder (2) and the
+// bf16 weight (2): 24 bytes.
+constexpr double kAdamRemainderStateBytesPerParam = 24.0;
 }  // namespace
 
 double ddp_bucket_params(double dp_ranks) { return std::max(40e6, 1e6 * dp_ranks); }
@@ -29,7 +32,8 @@ double optimizer_step_seconds(const Scenario& s, const compute::KernelCostModel&
   const double dp = static_cast<double>(s.parallel.dp);
   const double edp = static_cast<double>(s.parallel.edp(s.system.gpus));
   const double owned = s.optimizer.distributed ? params.dense / dp + params.expert / edp : params.total();
-  return kernels.memory_bound(Bytes(owned * (kAdamStateBytesPerParam + 2.0 * grad_reduce_bytes_per_param(s)))).value();
+  const double state = s.optimizer.store_param_remainders ? kAdamRemainderStateBytesPerParam : kAdamStateBytesPerParam;
+  return kernels.memory_bound(Bytes(owned * (state + 2.0 * grad_reduce_bytes_per_param(s)))).value();
 }
 
 double exposed_grad_reduction(const DpOverlapWindow& w) {

@@ -119,6 +119,7 @@ nlohmann::json model_to_json(const model::ModelSpec& m) {
          {"vocab_size", m.vocab_size},
          {"causal", m.causal},
          {"add_bias_linear", m.add_bias_linear},
+         {"hidden_dropout", m.hidden_dropout},
          {"num_moe_experts", m.num_moe_experts},
          {"mtp_num_layers", m.mtp_num_layers},
          {"share_embeddings_and_output_weights", m.share_embeddings_and_output_weights},

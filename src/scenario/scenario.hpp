@@ -138,6 +138,11 @@ struct OptimizerSpec {
   /// and the gradient reduce-scatter are fp32 (Megatron-LM's default under bf16) or, when false,
   /// bf16 (what Megatron-Bridge's performance recipes run: scripts/performance/configs/*).
   bool grad_reduce_in_fp32 = true;
+  /// The optimizer keeps only the 16 bits an fp32 master weight has beyond its bf16 model weight
+  /// (Apex DistributedFusedAdam store_param_remainders, which NeMo 1.x turns on for bf16 O2 training;
+  /// Megatron-Core OptimizerConfig.store_param_remainders with --use-precision-aware-optimizer): the
+  /// optimizer state is 2 + 4 + 4 = 10 bytes per parameter instead of 12. Needs 16-bit bf16 weights.
+  bool store_param_remainders = false;
 };
 
 /// How the attention core runs. "flash" (fused FlashAttention / cuDNN kernel, the default today) or

@@ -155,6 +155,11 @@ void visit_optimizer(V& v, S& s) {
   v.boolean(FieldInfo{.key = "grad_reduce_in_fp32",
                       .doc = "fp32 gradient buffer and reduce-scatter; false = bf16 (Megatron-Bridge's recipes)"},
             o.grad_reduce_in_fp32);
+  v.boolean(FieldInfo{.key = "store_param_remainders",
+                      .doc = "the optimizer keeps the 16-bit remainder of each fp32 master weight beside the bf16 "
+                             "weight: 10 bytes of state per parameter instead of 12 (Apex DistributedFusedAdam, "
+                             "NeMo 1.x; Megatron --use-precision-aware-optimizer)"},
+            o.store_param_remainders);
 }
 
 template <typename V, ScenarioRef S>

@@ -241,6 +241,19 @@ void check_fp8_param_gather(const Scenario& s) {
                    "false, or precision fp8, fp8-blockwise, mxfp8");
 }
 
+/// A remainder completes a bf16 weight to fp32: there must be one, in bf16.
+void check_store_param_remainders(const Scenario& s) {
+  if (!s.optimizer.store_param_remainders) return;
+  const char* rule = nullptr;
+  if (s.precision == Precision::kFp16) rule = "precision fp16 keeps fp16 weights";
+  else if (s.optimizer.fp8_param_gather) rule = "fp8_param_gather keeps no bf16 weight";
+  else if (s.optimizer.fp4_param_gather) rule = "fp4_param_gather keeps no bf16 weight";
+  if (!rule) return;
+  throw InputError("/optimizer/store_param_remainders", "true",
+                   std::string("store_param_remainders completes a bf16 model weight to fp32, but ") + rule,
+                   "false, or bf16 weights (precision other than fp16, no fp8/fp4_param_gather)");
+}
+
 void check_fp4_param_gather(const Scenario& s) {
   if (!s.optimizer.fp4_param_gather || s.precision == Precision::kNvfp4) return;
   throw InputError("/optimizer/fp4_param_gather", "true",
@@ -351,6 +364,7 @@ void validate_layout(const Scenario& s) {
   check_precision(s);
   check_fp8_param_gather(s);
   check_fp4_param_gather(s);
+  check_store_param_remainders(s);
   check_tensor_parallel(s);
   check_sequence_parallel(s);
   check_pipeline(s);

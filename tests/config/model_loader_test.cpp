@@ -41,7 +41,7 @@ const char* kPresetList =
     "mixtral-8x22b, mixtral-8x7b, olmoe-1b-7b, qwen3-235b-a22b, qwen3-30b-a3b";
 
 const char* kDefinitionKeys =
-    "add_bias_linear, causal, ffn_hidden_size, first_k_dense, gated_linear_unit, hidden_size, kv_channels, "
+    "add_bias_linear, causal, ffn_hidden_size, first_k_dense, gated_linear_unit, hidden_dropout, hidden_size, kv_channels, "
     "moe_ffn_hidden_size, moe_layer_freq, moe_router_topk, moe_shared_expert_intermediate_size, mtp_num_layers, "
     "multi_latent_attention, name, num_attention_heads, num_layers, num_moe_experts, num_query_groups, "
     "share_embeddings_and_output_weights, sliding_window, sliding_window_pattern, source, vocab_size";
@@ -185,7 +185,7 @@ TEST_CASE("invalid definitions and HF configs: exact messages") {
        std::string("at /model/preset: value \"gpt-5\": unknown model preset; allowed: ") + kPresetList},
       {"override key unknown", [] { (void)resolve(R"({"preset": "llama-3-8b", "layers": 2})"); },
        std::string("at /model/layers: unknown key 'layers'; allowed: ") +
-           "add_bias_linear, causal, ffn_hidden_size, first_k_dense, gated_linear_unit, hidden_size, kv_channels, "
+           "add_bias_linear, causal, ffn_hidden_size, first_k_dense, gated_linear_unit, hidden_dropout, hidden_size, kv_channels, "
            "moe_ffn_hidden_size, moe_layer_freq, moe_router_topk, moe_shared_expert_intermediate_size, "
            "mtp_num_layers, multi_latent_attention, name, num_attention_heads, num_layers, num_moe_experts, "
            "num_query_groups, preset, share_embeddings_and_output_weights, sliding_window, sliding_window_pattern, "

@@ -67,6 +67,9 @@ TEST_CASE("bytes per parameter match Megatron's theoretical_memory_usage.py") {
   // fp16 params and grads: 20 without, 4 + 16/d with.
   CHECK(memory::bytes_per_param(Precision::kFp16, false, 4).total() == 20.0);
   CHECK(memory::bytes_per_param(Precision::kFp16, true, 4).total() == Approx(4.0 + 16.0 / 4.0).scale(0));
+  // store_param_remainders: m, v and a 16-bit remainder beside the bf16 weight — 10 bytes, not 12.
+  CHECK(memory::bytes_per_param(Precision::kBf16, true, 8, false, true).optimizer == Approx(10.0 / 8.0).scale(0));
+  CHECK(memory::bytes_per_param(Precision::kBf16, false, 8, true, true).total() == 16.0);
 }
 
 TEST_CASE("a dense GPT rank holds 18 or 6 + 12/DP bytes per parameter of model state") {
@@ -142,11 +145,10 @@ TEST_CASE("dense layer activations follow Korthikanti 2022 Table 2 and Megatron'
     s.parallel.sequence_parallel = false;
     CHECK(layer_bytes(s) == Approx(2.0 * sbh).scale(0).epsilon(1e-12));
   }
-  SUBCASE("no dropout masks: 2 bytes per sbh fewer") {
+  SUBCASE("trained without hidden dropout (hidden_dropout 0): no masks, 2 bytes per sbh fewer") {
     selective(s);
-    memory::MemoryOptions opt;
-    opt.hidden_dropout_masks = false;
-    CHECK(memory::layer_activation(s, false, opt).total() == Approx(sbh * 32.0 / td).scale(0).epsilon(1e-12));
+    s.model.hidden_dropout = 0.0;
+    CHECK(memory::layer_activation(s, false).total() == Approx(sbh * 32.0 / td).scale(0).epsilon(1e-12));
   }
 }
 
@@ -378,6 +380,26 @@ TEST_CASE("low-precision training saves quantized GEMM inputs: fc1 and fc2 input
   s.precision = Precision::kMxfp8;
   const auto mx = memory::layer_activation(s, false);
   CHECK(bf16.mlp_bytes - mx.mlp_bytes == Approx(tokens * 5.0 * h * (2.0 - (1.0 + 1.0 / 32.0))).epsilon(1e-12).scale(0));
+}
+
+TEST_CASE("recomputing core attention frees its 16-bit output only where the projection keeps its own copy") {
+  // Megatron's checkpointed attention saves q, k, v and recomputes the kernel: its output is not kept
+  // for the kernel's backward. In BF16 the output projection saves that same tensor (no change); in
+  // FP8 it saves a quantized copy, so the 16-bit output (2 bytes × heads × head_dim per token) goes.
+  Scenario s = make_scenario(gpt(32, 4096, 8), Grid{8, 1, 1, 1, 1, 1}, 2048, 1, 8);
+  const double tokens = 2048.0, h = 4096.0;
+  const auto recompute_core_attn = [](Scenario& sc) {
+    sc.recompute.granularity = RecomputeGranularity::kSelective;
+    sc.recompute.modules = {RecomputeModule::kCoreAttn};
+  };
+  Scenario bf16 = s;
+  recompute_core_attn(bf16);
+  CHECK(memory::layer_activation(bf16, false).attention_bytes == Approx(memory::layer_activation(s, false).attention_bytes).epsilon(1e-12).scale(0));
+  s.precision = Precision::kFp8;
+  Scenario fp8 = s;
+  recompute_core_attn(fp8);
+  CHECK(memory::layer_activation(s, false).attention_bytes - memory::layer_activation(fp8, false).attention_bytes ==
+        Approx(tokens * 2.0 * h).epsilon(1e-12).scale(0));
 }
 
 TEST_CASE("fp8_param_gather drops the 16-bit copy of every GEMM weight; redundant expert slots add weights") {
