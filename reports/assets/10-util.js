@@ -7,8 +7,8 @@ M.GiB = 1024 * 1024 * 1024;
 // that stay distinct in greyscale print.
 M.CATEGORIES = [
   ['compute', '#4e79a7'], ['bubble', '#bab0ac'], ['tp_comm', '#f28e2b'], ['cp_comm', '#edc948'],
-  ['ep_comm', '#e15759'], ['pp_comm', '#76b7b2'], ['dp_comm', '#59a14f'], ['optimizer', '#b07aa1'],
-  ['host_idle', '#d37295']];
+  ['ep_comm', '#e15759'], ['pp_comm', '#76b7b2'], ['dp_comm', '#59a14f'], ['offload_comm', '#9c755f'],
+  ['optimizer', '#b07aa1'], ['host_idle', '#d37295']];
 M.color = function (name) {
   for (var i = 0; i < M.CATEGORIES.length; i++) if (name.indexOf(M.CATEGORIES[i][0]) === 0) return M.CATEGORIES[i][1];
   if (/moe|expert|router|permute|grouped/.test(name)) return '#ff9da7';

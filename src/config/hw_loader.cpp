@@ -147,7 +147,7 @@ hw::SystemSpec parse_system_spec(const Json& obj, const std::string& file) {
     ObjectReader r(obj, "",
                    {"name", "description", "gpu", "gpus_per_node", "host", "nvlink_domain_size", "nvls", "nics_per_gpu",
                     "nic_bandwidth_gbit", "nvlink_efficiency", "network_efficiency", "nvlink_latency_us",
-                    "network_latency_us", "sources"});
+                    "network_latency_us", "host_link_gb_per_s", "host_memory_gb_per_s", "sources"});
     hw::SystemSpec spec;
     spec.name = r.require_nonempty_string("name");
     spec.description = r.require_nonempty_string("description");
@@ -167,9 +167,12 @@ hw::SystemSpec parse_system_spec(const Json& obj, const std::string& file) {
     spec.network_efficiency = r.require_number("network_efficiency", kFraction);
     spec.nvlink_latency = microseconds(r.require_number("nvlink_latency_us", NumberRange{0.0, 1e6}));
     spec.network_latency = microseconds(r.require_number("network_latency_us", NumberRange{0.0, 1e6}));
+    spec.host_link_bandwidth = BytesPerSecond(1e9 * r.require_number("host_link_gb_per_s", NumberRange{0.0, 1e5, true}));
+    spec.host_memory_bandwidth = BytesPerSecond(1e9 * r.require_number("host_memory_gb_per_s", NumberRange{0.0, 1e5, true}));
     spec.sources = read_sources(r,
                                 {"gpus_per_node", "host", "nvlink_domain_size", "nvls", "nics_per_gpu", "nic_bandwidth_gbit",
-                                 "nvlink_efficiency", "network_efficiency", "nvlink_latency_us", "network_latency_us"},
+                                 "nvlink_efficiency", "network_efficiency", "nvlink_latency_us", "network_latency_us",
+                                 "host_link_gb_per_s", "host_memory_gb_per_s"},
                                 {}, "", {});
     return spec;
   } catch (InputError& e) {

@@ -214,6 +214,18 @@ std::int64_t domain_size(const std::vector<const hw::TopoNode*>& gpus) {
   return size;
 }
 
+/// The host's link and memory bandwidth per GPU: the matching preset's, else an HGX H100's x86 host
+/// (PCIe Gen5, the interface of every x86 preset but the A100's).
+void take_host_figures(const std::optional<hw::SystemSpec>& preset, hw::SystemSpec& s) {
+  const hw::SystemSpec figures = preset ? *preset : load_system_preset("hgx-h100", 8);
+  s.host_link_bandwidth = figures.host_link_bandwidth;
+  s.host_memory_bandwidth = figures.host_memory_bandwidth;
+  for (const char* key : {"host_link_gb_per_s", "host_memory_gb_per_s"}) {
+    s.sources[key] = std::string(preset ? "[preset] " : "[default] no system preset has this GPU and NVLink domain: ") +
+                     figures.name + ": " + figures.sources.at(key);
+  }
+}
+
 /// The system preset with the file's GPU type and domain size: the source of the NCCL figures.
 std::optional<hw::SystemSpec> matching_preset(const std::string& gpu, std::int64_t domain, std::int64_t gpus) {
   for (const std::string& name : system_preset_names()) {
@@ -422,6 +434,7 @@ DerivedSystem derive_system_spec(const hw::Topology& t, const std::string& file,
     s.sources["host"] = preset ? "[preset] " + preset->name + ": " + preset->sources.at("host")
                                : "[default] no system preset has GPU " + s.gpu.name +
                                      " with these NVLink domains: an x86 host, as on every HGX/DGX system";
+    take_host_figures(preset, s);
     check_nvlink_rate(t, gpus, file, out);
     return out;
   } catch (InputError& e) {

@@ -228,12 +228,13 @@ Result estimate_step(const Scenario& s, const EstimateOptions& options) {
   b.tp_comm = m * (cs.unit.forward.tp_comm + cs.unit.backward.tp_comm);
   b.cp_comm = m * (cs.unit.forward.cp_comm + cs.unit.backward.cp_comm);
   b.ep_comm = m * (cs.unit.forward.ep_comm + cs.unit.backward.ep_comm);
+  b.offload_comm = m * (cs.unit.forward.offload_comm + cs.unit.backward.offload_comm);
   b.pp_comm = pp_comm;
   b.dp_comm = dp_costs[critical].exposed;
   b.optimizer = dp_costs[critical].optimizer;
   b.host_idle = m * (cs.unit.forward.host_idle + cs.unit.backward.host_idle);
   b.critical_stage = static_cast<std::int64_t>(critical);
-  b.exposed_comm = b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.dp_comm;
+  b.exposed_comm = b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.dp_comm + b.offload_comm;
   b.bubble = std::max(0.0, r.step_time_s - b.compute - b.exposed_comm - b.optimizer - b.host_idle);
   b.moe_imbalance = 1.0;
 

@@ -29,6 +29,12 @@ struct SystemSpec {
   double network_efficiency = 0;
   Seconds nvlink_latency;     ///< per-step latency inside an NVLink domain (NCCL tuning.cc hwLat, Simple)
   Seconds network_latency;    ///< per-step latency across the scale-out fabric
+  /// Host link of one GPU, one direction, as reached with every GPU of the host copying (PCIe on x86,
+  /// NVLink-C2C on Grace): activation and optimizer offloading move their bytes over it.
+  BytesPerSecond host_link_bandwidth;
+  /// The host's DRAM bandwidth per GPU (the CPUs' peak over the GPUs they serve): where the optimizer
+  /// steps the offloaded share of its state.
+  BytesPerSecond host_memory_bandwidth;
   std::map<std::string, std::string> sources;
 
   [[nodiscard]] std::int64_t num_nvlink_domains() const {

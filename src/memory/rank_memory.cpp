@@ -183,8 +183,61 @@ LayerActivation full_recompute_layer(const Dims& d) {
 
 /// layer_activation under the recompute settings `rc` (the backward of a fully recomputed layer
 /// rebuilds its activations as if nothing were recomputed).
+LayerActivation saved_on_gpu_or_host(const Scenario& s, const Dims& d, const Recompute& rc, bool moe_layer,
+                                     const MemoryOptions& opt);
+
+/// The saved bytes of one layer (per micro-batch) that the scenario's offloaded modules move to the
+/// host, split as LayerActivation is. Each module offloads the tensors it saves for its backward
+/// (Megatron fine_grained_activation_offloading.md: "offload its input"), as far as recomputation has
+/// not already dropped them: attn_norm the layer input; qkv_linear the norm output it reads;
+/// core_attn q, k, v (and, in low precision, the kernel's 16-bit output, which the projection does
+/// not share); attn_proj the projection's input; mlp_norm the pre-MLP norm input; expert_fc1 the routed
+/// copies' fc1 input; moe_act the experts' activation input (their fc1 output).
+LayerActivation offloaded_under(const Scenario& s, const Dims& d, const Recompute& rc, bool moe_layer,
+                                const MemoryOptions& opt) {
+  LayerActivation a;
+  const OffloadSpec& off = s.offload;
+  if (rc.full || off.activations.empty()) return a;
+  const QkvBytes q = qkv_bytes(s, d);
+  const bool lp = low_precision(s.precision);
+  double attn = 0;
+  if (off.has(OffloadModule::kAttnNorm)) attn += kAct * d.h / d.sp;
+  if (off.has(OffloadModule::kQkvLinear) && !rc.layernorm) {
+    attn += norm_output_element_bytes(s.precision, s.model.multi_latent_attention ? 2.0 : 1.0) * d.h / d.sp;
+  }
+  if (off.has(OffloadModule::kCoreAttn)) {
+    if (!rc.mla_up_proj) attn += q.per_head;
+    if (lp && !rc.core_attn) attn += q.out;
+    if (s.attention_backend == AttentionBackend::kUnfused && !rc.core_attn) {
+      attn += 5.0 * as_d(s.model.num_attention_heads) * d.seq / d.tp;
+    }
+  }
+  if (off.has(OffloadModule::kAttnProj)) attn += lp ? q.out / kAct * gemm_input_element_bytes(s.precision) : q.out;
+  a.attention_bytes = d.tokens * attn;
+  if (off.has(OffloadModule::kMlpNorm)) a.mlp_bytes = d.tokens * kAct * d.h / d.sp;
+  if (moe_layer && !rc.moe) {
+    const double copies = d.tokens * routed_copies_per_token(s, opt);
+    const double f = as_d(s.model.moe_ffn_hidden_size) / as_d(s.parallel.etp);
+    const double gated = s.model.gated_linear_unit ? 2.0 : 1.0;
+    if (off.has(OffloadModule::kExpertFc1)) a.routed_bytes += copies * gemm_input_element_bytes(s.precision) * d.h;
+    if (off.has(OffloadModule::kMoeAct)) a.routed_bytes += copies * kAct * gated * f;
+  }
+  return a;
+}
+
 LayerActivation layer_activation_under(const Scenario& s, const Dims& d, const Recompute& rc, bool moe_layer,
                                        const MemoryOptions& opt) {
+  LayerActivation a = saved_on_gpu_or_host(s, d, rc, moe_layer, opt);
+  const LayerActivation off = offloaded_under(s, d, rc, moe_layer, opt);
+  a.attention_bytes -= off.attention_bytes;
+  a.mlp_bytes -= off.mlp_bytes;
+  a.routed_bytes -= off.routed_bytes;
+  return a;
+}
+
+/// Everything the layer saves for its backward, wherever it is kept.
+LayerActivation saved_on_gpu_or_host(const Scenario& s, const Dims& d, const Recompute& rc, bool moe_layer,
+                                     const MemoryOptions& opt) {
   if (rc.full) return full_recompute_layer(d);
   LayerActivation a;
   a.attention_bytes = d.tokens * attention_bytes_per_token(s, rc, d);
@@ -210,6 +263,10 @@ LayerActivation layer_activation_under(const Scenario& s, const Dims& d, const R
 
 LayerActivation layer_activation(const Scenario& s, bool moe_layer, const MemoryOptions& opt) {
   return layer_activation_under(s, dims_of(s), recompute_of(s.recompute), moe_layer, opt);
+}
+
+LayerActivation layer_offload(const Scenario& s, bool moe_layer, const MemoryOptions& opt) {
+  return offloaded_under(s, dims_of(s), recompute_of(s.recompute), moe_layer, opt);
 }
 
 BytesPerParam bytes_per_param(Precision p, bool distributed_optimizer, double shards, bool grads_in_fp32,
@@ -285,6 +342,9 @@ double layer_working_bytes(const Scenario& s, bool moe_layer, bool backward, con
     b += layer_activation_under(s, d, Recompute{}, moe_layer, opt).total();
   }
   if (moe_layer && s.model.is_moe()) b += moe_buffer_bytes(s, d, opt);
+  // Offloading keeps one layer's offloaded tensors on the GPU beyond the saved level: in the forward
+  // the copy of the layer before is still in flight, in the backward the next layer's are prefetched.
+  b += offloaded_under(s, d, recompute_of(s.recompute), moe_layer, opt).total();
   return b;
 }
 
@@ -388,7 +448,9 @@ void fill_model_state(const Scenario& s, const StageParams& sp, const MemoryOpti
   const double replicas = opt.redundant_experts_per_rank * sp.params_per_expert_slot;
   r.weights_bytes = dense.weight * r.dense_params + expert.weight * (r.expert_params + replicas);
   r.gradients_bytes = dense.grad * r.dense_params + expert.grad * (r.expert_params + replicas);
-  r.optimizer_bytes = dense.optimizer * r.dense_params + expert.optimizer * r.expert_params;
+  // offload.optimizer_fraction of the state lives (and is stepped) in host memory.
+  r.optimizer_bytes = (dense.optimizer * r.dense_params + expert.optimizer * r.expert_params) *
+                      (1.0 - s.offload.optimizer_fraction);
   const double gemm_weights = sp.gemm_weights + replicas;
   r.low_precision_weight_bytes = gemm_weights * low_precision_copy_bytes_per_param(s.precision, s.system.gpu.architecture);
   // --fp8-param-gather / --fp4-param-gather: the GEMM weights live only in their low-precision form

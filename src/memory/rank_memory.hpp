@@ -66,6 +66,10 @@ struct RankMemory {
 /// Saved activations of one layer (`moe_layer` selects the MoE block) per micro-batch on one rank.
 [[nodiscard]] LayerActivation layer_activation(const Scenario& s, bool moe_layer, const MemoryOptions& opt = {});
 
+/// The saved bytes the scenario's offload.activations modules move to host memory, per layer per
+/// micro-batch (layer_activation is what stays on the GPU).
+[[nodiscard]] LayerActivation layer_offload(const Scenario& s, bool moe_layer, const MemoryOptions& opt = {});
+
 /// Bytes per parameter of model state: 16-bit weight, main grad, optimizer state over `shards`
 /// ranks (1 = not distributed). bf16: 2 + 4 + 12/shards (2 + 2 + 12/shards with bf16 grads);
 /// fp16: 2 + 2 + 16/shards.

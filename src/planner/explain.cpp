@@ -41,8 +41,8 @@ std::vector<std::pair<BreakdownCategory, double>> breakdown_categories(const Bre
   // Busy and idle time first, then each exposed traffic (ties in the sorted explanation keep this
   // order); exposed_comm is left out, being the sum of the *_comm rows (its delta would repeat theirs).
   using C = BreakdownCategory;
-  constexpr C kOrder[] = {C::kCompute, C::kBubble, C::kTpComm,    C::kCpComm,  C::kEpComm,
-                          C::kPpComm,  C::kDpComm, C::kOptimizer, C::kHostIdle};
+  constexpr C kOrder[] = {C::kCompute, C::kBubble,    C::kTpComm,      C::kCpComm,   C::kEpComm,
+                          C::kPpComm,  C::kDpComm,    C::kOffloadComm, C::kOptimizer, C::kHostIdle};
   std::vector<std::pair<BreakdownCategory, double>> out;
   for (C c : kOrder) out.emplace_back(c, b.seconds(c));
   return out;
@@ -174,6 +174,12 @@ std::vector<std::string> unsearched_knobs(const PlanRequest& request) {
                             "of an fp32 master weight, 10 bytes of state per parameter instead of 12, with bf16 "
                             "weights; set it in the scenario's optimizer section)",
                             b.optimizer.store_param_remainders ? "on" : "off"));
+  std::string modules;
+  for (OffloadModule m : b.offload.activations) modules += (modules.empty() ? "" : ", ") + std::string(to_string(m));
+  out.push_back(fmt::format("offload: held at activations [{}], optimizer_fraction {} (offloading trades host-link "
+                            "time for GPU memory: docs/memory.md \"Offloading\"; set it in the scenario's offload "
+                            "section)",
+                            modules, b.offload.optimizer_fraction));
   return out;
 }
 

@@ -33,7 +33,20 @@ double optimizer_step_seconds(const Scenario& s, const compute::KernelCostModel&
   const double edp = static_cast<double>(s.parallel.edp(s.system.gpus));
   const double owned = s.optimizer.distributed ? params.dense / dp + params.expert / edp : params.total();
   const double state = s.optimizer.store_param_remainders ? kAdamRemainderStateBytesPerParam : kAdamStateBytesPerParam;
-  return kernels.memory_bound(Bytes(owned * (state + 2.0 * grad_reduce_bytes_per_param(s)))).value();
+  const double grad = grad_reduce_bytes_per_param(s);
+  const double host_share = s.offload.optimizer_fraction;
+  const double gpu_s = kernels.memory_bound(Bytes((1.0 - host_share) * owned * (state + 2.0 * grad))).value();
+  if (host_share <= 0) return gpu_s;
+  // Megatron's HybridDeviceOptimizer (--optimizer-cpu-offload) steps the offloaded share on the host
+  // while the GPU steps the rest: its gradients go down the host link, the host's DRAM carries the
+  // Adam traffic, the updated 16-bit weights come back up. The copies and the host step are taken in
+  // sequence (no pipelining across parameter groups: an upper bound), the two devices in parallel.
+  const double host_params = host_share * owned;
+  const double link = s.system.host_link_bandwidth.value();
+  const double host_s = host_params * grad / link +
+                        host_params * (state + 2.0 * grad) / s.system.host_memory_bandwidth.value() +
+                        host_params * kParamGatherBytesPerParam / link;
+  return std::max(gpu_s, host_s);
 }
 
 double exposed_grad_reduction(const DpOverlapWindow& w) {

@@ -27,7 +27,8 @@ Segments split(const std::vector<LayerOp>& ops) {
       seen = std::min(seen + 1, 2);
       continue;
     }
-    if (op.kind == OpKind::kHostIdle) continue;  // no kernel runs: nothing to hide a partner's all-to-all
+    // No kernel runs while the host or an offload copy is awaited: nothing hides a partner's all-to-all.
+    if (op.kind == OpKind::kHostIdle || op.kind == OpKind::kOffloadComm) continue;
     (seen == 0 ? s.before : seen == 1 ? s.between : s.after) += op.seconds;
   }
   s.found = seen == 2;

@@ -91,6 +91,12 @@ HostOps host_ops(std::string_view name, const Scenario& s) {
   if (name == "router_topk") return rt.has(Fusion::kMoeRouter) ? HostOps{6.0, 5.0, R::kMoeRouter} : HostOps{20.0, 14.0, R::kMoeRouter};
   // Dispatcher preprocess: tokens per expert (routing_map.sum), their all-gather over the EP group and
   // the split sizes computed from it (reshape, sums, three device-to-host copies).
+  if (name == "activation_offload" || name == "activation_reload") {
+    // Megatron's offload manager per offloaded module and pass: the group start and commit autograd
+    // functions, the side-stream copy and its event — about four framework ops, outside any CUDA graph
+    // (the graph scopes may not contain offloaded modules).
+    return same(4.0 * static_cast<double>(s.offload.activations.size()), R::kOutside);
+  }
   if (name == "moe_preprocess") return {s.parallel.ep > 1 ? 12.0 : 6.0, 0.0, R::kMoePreprocess};
   // Token permutation: TE's fused moe_permute kernels (moe_permute_fusion) against Megatron's
   // index-based permute (the mask's nonzero indices, argsort, index_select; scatter-add back).

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "compute/grouped_gemm.hpp"
+#include "memory/rank_memory.hpp"
 #include "program/host_ops.hpp"
 
 namespace moesim::program {
@@ -19,12 +20,13 @@ PassCost& PassCost::operator+=(const PassCost& o) {
   tp_comm += o.tp_comm;
   cp_comm += o.cp_comm;
   ep_comm += o.ep_comm;
+  offload_comm += o.offload_comm;
   host_idle += o.host_idle;
   return *this;
 }
 
 PassCost PassCost::scaled(double k) const {
-  return {compute * k, tp_comm * k, cp_comm * k, ep_comm * k, host_idle * k};
+  return {compute * k, tp_comm * k, cp_comm * k, ep_comm * k, offload_comm * k, host_idle * k};
 }
 
 UnitCost& UnitCost::operator+=(const UnitCost& o) {
@@ -67,6 +69,7 @@ void add_to(PassCost& c, const LayerOp& op) {
     case OpKind::kTpComm: c.tp_comm += op.seconds; break;
     case OpKind::kCpComm: c.cp_comm += op.seconds; break;
     case OpKind::kEpComm: c.ep_comm += op.seconds; break;
+    case OpKind::kOffloadComm: c.offload_comm += op.seconds; break;
     case OpKind::kHostIdle: c.host_idle += op.seconds; break;
   }
 }
@@ -550,7 +553,36 @@ OpProgram LayerCostModel::transformer_layer_ops(bool moe, std::int64_t key_span)
     add_dense_mlp(c, "mlp", s_.model.ffn_hidden_size, recomputes(RecomputeModule::kMlp));
   }
   add_memory_op(c, "mlp_residual", 3 * act_bytes_sp, 3 * act_bytes_sp, false);
-  return priced(c.finish());
+  OpProgram p = c.finish();
+  add_activation_offload(p, moe);
+  return priced(std::move(p));
+}
+
+void LayerCostModel::add_activation_offload(OpProgram& p, bool moe) const {
+  const double bytes = memory::layer_offload(s_, moe).total();
+  if (bytes <= 0) return;
+  // Megatron's offload manager copies a module's saved inputs to pinned host memory on a side stream
+  // as soon as its forward ends, and prefetches them back one layer ahead in the backward: the copies
+  // hide behind a layer's worth of work (fine_grained_activation_offloading.md "make sure the
+  // offloading/reloading could be overlapped with computing"). What a layer's pass does not cover, the
+  // compute stream waits for before it frees (forward) or reads (backward) them.
+  const double copy_s = bytes / s_.system.host_link_bandwidth.value();
+  const auto window = [](const std::vector<LayerOp>& ops) {
+    double t = 0;
+    for (const LayerOp& op : ops) t += op.seconds;
+    return t;
+  };
+  LayerOp offload{"activation_offload", OpKind::kOffloadComm, OpPhase::kForward};
+  offload.seconds = std::max(0.0, copy_s - window(p.forward));
+  offload.bytes = bytes;
+  LayerOp reload{"activation_reload", OpKind::kOffloadComm, OpPhase::kBackward};
+  reload.seconds = std::max(0.0, copy_s - window(p.backward));
+  reload.bytes = bytes;
+  p.forward.push_back(offload);
+  // Reloaded before the gradient ops read them, after any recomputed forward (which needs none).
+  const auto first_gradient =
+      std::find_if(p.backward.begin(), p.backward.end(), [](const LayerOp& op) { return op.phase != OpPhase::kRecompute; });
+  p.backward.insert(first_gradient, reload);
 }
 
 const LayerCostModel::LayerKind& LayerCostModel::layer(std::int64_t layer) const {

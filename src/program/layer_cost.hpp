@@ -25,8 +25,9 @@ struct PassCost {
   double tp_comm = 0;
   double cp_comm = 0;
   double ep_comm = 0;
+  double offload_comm = 0;  ///< waiting for activation offload / reload copies (offload.activations)
   double host_idle = 0;  ///< the GPU waiting for the host (moe.host_sync_idle_s)
-  [[nodiscard]] double total() const { return compute + tp_comm + cp_comm + ep_comm + host_idle; }
+  [[nodiscard]] double total() const { return compute + tp_comm + cp_comm + ep_comm + offload_comm + host_idle; }
   PassCost& operator+=(const PassCost& o);
   [[nodiscard]] PassCost scaled(double k) const;
 };
@@ -43,8 +44,9 @@ struct UnitCost {
 /// What an op keeps the rank busy with; communication inside a layer blocks the layer's next kernel
 /// (Megatron waits on TP, CP and EP collectives before it can go on). kHostIdle: the compute stream
 /// waits for the host to issue the next kernels (moe.host_sync_idle_s): no kernel runs and nothing
-/// overlaps it.
-enum class OpKind : std::uint8_t { kCompute, kTpComm, kCpComm, kEpComm, kHostIdle };
+/// overlaps it. kOffloadComm: the compute stream waits for the copy engine's activation offload or
+/// reload over the host link (the part the layer's own work does not hide).
+enum class OpKind : std::uint8_t { kCompute, kTpComm, kCpComm, kEpComm, kOffloadComm, kHostIdle };
 /// Which pass an op belongs to. kDgrad / kWgrad are the two halves of a GEMM's backward; kRecompute
 /// is forward work re-run at the start of the backward (activation recomputation).
 enum class OpPhase : std::uint8_t { kForward, kBackward, kDgrad, kWgrad, kRecompute };
@@ -58,6 +60,7 @@ enum class CommGroup : std::uint8_t { kNone, kTp, kCp, kEp, kEtp };
     case OpKind::kTpComm: return BreakdownCategory::kTpComm;
     case OpKind::kCpComm: return BreakdownCategory::kCpComm;
     case OpKind::kEpComm: return BreakdownCategory::kEpComm;
+    case OpKind::kOffloadComm: return BreakdownCategory::kOffloadComm;
     case OpKind::kHostIdle: return BreakdownCategory::kHostIdle;
   }
   return BreakdownCategory::kCompute;  // not reached: the switch names every kind
@@ -186,6 +189,9 @@ class LayerCostModel {
   void add_cp_corrections(Builder& c, std::int64_t out_width, std::int64_t kv_width, bool recomputed) const;
   void add_dense_mlp(Builder& c, const char* prefix, std::int64_t width, bool recomputed) const;
   void add_moe(Builder& c) const;
+  /// The host-link copies of offload.activations: the part of a layer's offload (forward) and reload
+  /// (backward) its own work does not hide, as kOffloadComm ops.
+  void add_activation_offload(OpProgram& p, bool moe) const;
   [[nodiscard]] bool recomputes(RecomputeModule module) const;
   /// The unit's ops with their host side filled in (program/host_ops).
   [[nodiscard]] OpProgram priced(OpProgram p) const;

@@ -15,8 +15,9 @@ enum class BreakdownCategory {
   kEpComm,
   kPpComm,
   kDpComm,
+  kOffloadComm,  ///< host-link (PCIe / NVLink-C2C) traffic of activation offloading
   kBubble,
-  kExposedComm,  ///< the sum of the five *_comm categories (not a sixth kind of traffic)
+  kExposedComm,  ///< the sum of the six *_comm categories (not a seventh kind of traffic)
   kOptimizer,
   kHostIdle,
 };
@@ -29,6 +30,7 @@ inline constexpr auto kBreakdownCategoryNames = std::to_array<EnumName<Breakdown
      {BreakdownCategory::kEpComm, "ep_comm"},
      {BreakdownCategory::kPpComm, "pp_comm"},
      {BreakdownCategory::kDpComm, "dp_comm"},
+     {BreakdownCategory::kOffloadComm, "offload_comm"},
      {BreakdownCategory::kBubble, "bubble"},
      {BreakdownCategory::kExposedComm, "exposed_comm"},
      {BreakdownCategory::kOptimizer, "optimizer"},

@@ -33,7 +33,8 @@ struct MemoryResult {
 
 /// Seconds per category (BreakdownCategory) on the critical rank. compute + bubble + optimizer +
 /// exposed_comm (+ host_idle) equals the step time; exposed_comm is the sum of the *_comm entries, each
-/// the part of that traffic not hidden under compute.
+/// the part of that traffic not hidden under compute (offload_comm: activation offloading's host-link
+/// copies the GPU waits for).
 struct Breakdown {
   double compute = 0;  ///< forward + backward (+ recompute) kernels
   double tp_comm = 0;
@@ -41,6 +42,7 @@ struct Breakdown {
   double ep_comm = 0;
   double pp_comm = 0;
   double dp_comm = 0;
+  double offload_comm = 0;
   double bubble = 0;
   double exposed_comm = 0;
   double optimizer = 0;
@@ -59,6 +61,7 @@ struct Breakdown {
       case BreakdownCategory::kEpComm: return ep_comm;
       case BreakdownCategory::kPpComm: return pp_comm;
       case BreakdownCategory::kDpComm: return dp_comm;
+      case BreakdownCategory::kOffloadComm: return offload_comm;
       case BreakdownCategory::kBubble: return bubble;
       case BreakdownCategory::kExposedComm: return exposed_comm;
       case BreakdownCategory::kOptimizer: return optimizer;

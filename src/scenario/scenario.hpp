@@ -13,6 +13,7 @@
 #include "hw/system_spec.hpp"
 #include "model/counts.hpp"
 #include "model/model_spec.hpp"
+#include "scenario/offload.hpp"
 #include "scenario/recompute_module.hpp"
 #include "scenario/routing_histogram.hpp"
 #include "hw/host_costs.hpp"
@@ -174,6 +175,7 @@ struct Scenario {
   MoeSpec moe;
   OptimizerSpec optimizer;
   RuntimeSpec runtime;
+  OffloadSpec offload;
   /// Host seconds per framework op of each host kind: the fitted constants
   /// (calibrate/fitted/constants.json), filled in by config for every scenario it reads.
   hw::HostCosts host_costs;

@@ -52,6 +52,7 @@ inline constexpr NumberRange kLognormalSigma{0.0, 100.0, false};
 inline constexpr NumberRange kDirichletAlpha{0.0, 1e6, true};
 /// A host's speed relative to its kind's reference: a host 100× faster or slower is not a CPU.
 inline constexpr NumberRange kRelativeHostSpeed{0.0, 100.0, true};
+inline constexpr NumberRange kFraction{0.0, 1.0, false};  ///< a share of something, 0 to 1
 
 template <typename S>
 concept ScenarioRef = std::is_same_v<std::remove_const_t<S>, Scenario>;
@@ -179,6 +180,20 @@ void visit_runtime(V& v, S& s) {
                      r.fusions, kFusionNames);
 }
 
+template <typename V, ScenarioRef S>
+void visit_offload(V& v, S& s) {
+  auto& o = s.offload;
+  v.enumeration_list(FieldInfo{.key = "activations",
+                               .doc = "modules whose saved inputs go to host memory after their forward and come "
+                                      "back before their backward, over PCIe or NVLink-C2C (Megatron "
+                                      "--fine-grained-activation-offloading --offload-modules)"},
+                     o.activations, kOffloadModuleNames);
+  v.number(FieldInfo{.key = "optimizer_fraction",
+                     .doc = "share of the optimizer state kept and stepped on the host (Megatron "
+                            "--optimizer-cpu-offload --optimizer-offload-fraction); 0 = none"},
+           o.optimizer_fraction, kFraction);
+}
+
 /// The whole scenario, top-level keys in reading order.
 template <typename V, ScenarioRef S>
 void visit_scenario(V& v, S& s) {
@@ -206,6 +221,8 @@ void visit_scenario(V& v, S& s) {
             [&](auto& inner) { visit_optimizer(inner, s); });
   v.section(FieldInfo{.key = "runtime", .doc = "the software stack: CUDA graphs, host, fusions"},
             [&](auto& inner) { visit_runtime(inner, s); });
+  v.section(FieldInfo{.key = "offload", .doc = "activations and optimizer state moved to host memory"},
+            [&](auto& inner) { visit_offload(inner, s); });
   v.integer(FieldInfo{.key = "seed", .doc = "seed of every random draw (routing samples)"}, s.seed, kSeed);
   v.enumeration(FieldInfo{.key = "flops_convention",
                           .doc = "how model FLOPs are counted: Megatron's convention, or full-s2"},

@@ -241,6 +241,30 @@ void check_fp8_param_gather(const Scenario& s) {
                    "false, or precision fp8, fp8-blockwise, mxfp8");
 }
 
+/// Megatron's fine-grained offloading works with selective recompute (or none) and offloads the
+/// expert modules of MoE layers; its optimizer offload (HybridDeviceOptimizer) lives inside the
+/// distributed optimizer.
+void check_offload(const Scenario& s) {
+  const OffloadSpec& o = s.offload;
+  if (!o.activations.empty() && s.recompute.granularity == RecomputeGranularity::kFull) {
+    throw InputError("/offload/activations", std::string(to_string(o.activations.front())),
+                     "full recompute keeps only each layer's input: there is nothing for a module to offload",
+                     "[], or recompute none or selective");
+  }
+  for (OffloadModule m : {OffloadModule::kExpertFc1, OffloadModule::kMoeAct}) {
+    if (o.has(m) && !s.model.is_moe()) {
+      throw InputError("/offload/activations", std::string(to_string(m)),
+                       std::string(to_string(m)) + " offloads the routed experts' inputs and needs an MoE model",
+                       "attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm");
+    }
+  }
+  if (o.optimizer_fraction > 0 && !s.optimizer.distributed) {
+    throw InputError("/offload/optimizer_fraction", format_number(o.optimizer_fraction),
+                     "optimizer offloading (Megatron's HybridDeviceOptimizer) runs inside the distributed optimizer",
+                     "0, or optimizer.distributed true");
+  }
+}
+
 /// A remainder completes a bf16 weight to fp32: there must be one, in bf16.
 void check_store_param_remainders(const Scenario& s) {
   if (!s.optimizer.store_param_remainders) return;
@@ -365,6 +389,7 @@ void validate_layout(const Scenario& s) {
   check_fp8_param_gather(s);
   check_fp4_param_gather(s);
   check_store_param_remainders(s);
+  check_offload(s);
   check_tensor_parallel(s);
   check_sequence_parallel(s);
   check_pipeline(s);

@@ -27,6 +27,7 @@ SimOutput StepSimulation::finish() {
   b.tp_comm = c.waits.tp;
   b.cp_comm = c.waits.cp;
   b.ep_comm = c.waits.ep;
+  b.offload_comm = c.waits.offload;
   b.pp_comm = c.waits.pp;
   b.dp_comm = c.waits.dp;
   b.optimizer = c.optimizer_s;

@@ -16,6 +16,7 @@ Track track_of(program::OpKind k) {
     case program::OpKind::kCpComm: return Track::kCp;
     case program::OpKind::kEpComm: return Track::kEp;
     case program::OpKind::kHostIdle: return Track::kCompute;  // the stream that waits
+    case program::OpKind::kOffloadComm: return Track::kCompute;
   }
   return Track::kCompute;
 }
@@ -28,6 +29,7 @@ TrackRecorder::TrackRecorder(Timeline& timeline, std::size_t ranks) : t_(timelin
   static constexpr C kCategories[] = {C::kCompute, C::kTpComm, C::kCpComm, C::kEpComm, C::kPpComm, C::kDpComm};
   for (int i = 0; i < 6; ++i) category_[i] = t_.intern(std::string(to_string(kCategories[i])));
   host_idle_category_ = t_.intern(std::string(to_string(C::kHostIdle)));
+  offload_category_ = t_.intern(std::string(to_string(C::kOffloadComm)));
   host_category_ = t_.intern("host");
   optimizer_name_ = t_.intern("optimizer_step");
   p2p_flow_name_ = t_.intern("activation");
@@ -56,7 +58,9 @@ std::int64_t TrackRecorder::layer_op(std::size_t rank, const program::LayerOp& o
   e.process = static_cast<std::int32_t>(rank);
   e.track = static_cast<std::int32_t>(track);
   e.name = name_id(op.name, op.phase);
-  e.category = op.kind == program::OpKind::kHostIdle ? host_idle_category_ : category_[static_cast<int>(track)];
+  e.category = op.kind == program::OpKind::kHostIdle      ? host_idle_category_
+               : op.kind == program::OpKind::kOffloadComm ? offload_category_
+                                                           : category_[static_cast<int>(track)];
   e.start_ps = start;
   e.duration_ps = end - start;
   e.bytes = op.bytes;

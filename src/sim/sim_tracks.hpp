@@ -45,6 +45,7 @@ class TrackRecorder {
   std::map<std::pair<const void*, int>, std::uint32_t> names_;  ///< interned (static text, phase)
   std::uint32_t category_[6] = {};
   std::uint32_t host_idle_category_ = 0;  ///< the compute stream waiting for the host: not kernels
+  std::uint32_t offload_category_ = 0;    ///< the compute stream waiting for an offload copy
   std::uint32_t host_category_ = 0;       ///< the host's own work (not a breakdown category: it overlaps the GPU)
   std::uint32_t optimizer_name_ = 0, p2p_flow_name_ = 0;
 };

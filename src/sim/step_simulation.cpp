@@ -291,7 +291,8 @@ void StepSimulation::advance(std::int64_t st) {
       }
       if (ops[r.op].kind == OpKind::kCompute) {
         run_kernels(st, pass);
-      } else if (ops[r.op].kind == OpKind::kHostIdle) {
+      } else if (ops[r.op].kind == OpKind::kHostIdle || ops[r.op].kind == OpKind::kOffloadComm) {
+        // A fixed wait on the compute stream: the host's (measured) or the copy engine's.
         const SimTime start = queue_.now();
         queue_.schedule(start + engine::to_sim_time(Seconds(ops[r.op].seconds)), kComputePriority,
                         [this, st, start] { finish_blocking_op(st, start); });
@@ -432,6 +433,7 @@ void StepSimulation::finish_blocking_op(std::int64_t st, SimTime start) {
     case OpKind::kTpComm: r.waits.tp += took; break;
     case OpKind::kCpComm: r.waits.cp += took; break;
     case OpKind::kEpComm: r.waits.ep += took; break;
+    case OpKind::kOffloadComm: r.waits.offload += took; break;
     case OpKind::kHostIdle: r.host_idle_s += took; break;
   }
   if (tracks_) record_trace(st, op, start, queue_.now(), pass);

@@ -55,8 +55,8 @@ struct DpJob {
 
 /// Blocked-time accounting of one rank, by category (seconds).
 struct Waits {
-  double tp = 0, cp = 0, ep = 0, pp = 0, dp = 0, bubble = 0;
-  [[nodiscard]] double comm() const { return tp + cp + ep + pp + dp; }
+  double tp = 0, cp = 0, ep = 0, pp = 0, dp = 0, offload = 0, bubble = 0;
+  [[nodiscard]] double comm() const { return tp + cp + ep + pp + dp + offload; }
 };
 
 /// Ranks of one EP group that have reached the same EP collective, and how many finished it.

@@ -256,12 +256,18 @@ TEST_CASE("a GPU file is read strictly: unknown keys, missing sources, impossibl
 TEST_CASE("a system file is read strictly and names the GPU preset it uses") {
   Json s = Json::parse(R"({"name": "x", "description": "d", "gpu": "h100-sxm", "gpus_per_node": 8, "host": "x86",
     "nvlink_domain_size": 8, "nvls": true, "nics_per_gpu": 1, "nic_bandwidth_gbit": 400, "nvlink_efficiency": 0.8,
-    "network_efficiency": 0.9, "nvlink_latency_us": 3, "network_latency_us": 10,
+    "network_efficiency": 0.9, "nvlink_latency_us": 3, "network_latency_us": 10, "host_link_gb_per_s": 50,
+    "host_memory_gb_per_s": 70,
     "sources": {"gpus_per_node": "a", "host": "a", "nvlink_domain_size": "a", "nvls": "a", "nics_per_gpu": "a",
       "nic_bandwidth_gbit": "a", "nvlink_efficiency": "a", "network_efficiency": "a", "nvlink_latency_us": "a",
-      "network_latency_us": "a"}})");
+      "network_latency_us": "a", "host_link_gb_per_s": "a", "host_memory_gb_per_s": "a"}})");
   CHECK(error_of(s, false).empty());
   CHECK(config::parse_system_spec(s, "ok.json").gpu.name == "h100-sxm");
+  CHECK(config::parse_system_spec(s, "ok.json").host_link_bandwidth.value() == 50e9);
+
+  Json no_link = s;
+  no_link.erase("host_link_gb_per_s");
+  CHECK(error_of(no_link, false) == "bad.json: at /host_link_gb_per_s: required field is missing");
 
   Json bad_gpu = s;
   bad_gpu["gpu"] = "h100";

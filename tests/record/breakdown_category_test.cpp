@@ -12,8 +12,8 @@ using namespace moesim;
 
 TEST_CASE("breakdown category names round-trip, in Breakdown's field order") {
   CHECK(names_of(kBreakdownCategoryNames) ==
-        std::vector<std::string>{"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble",
-                                 "exposed_comm", "optimizer", "host_idle"});
+        std::vector<std::string>{"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "offload_comm",
+                                 "bubble", "exposed_comm", "optimizer", "host_idle"});
   for (BreakdownCategory c : values_of(kBreakdownCategoryNames)) {
     CHECK(value_of(kBreakdownCategoryNames, to_string(c)) == c);
   }
@@ -29,10 +29,11 @@ TEST_CASE("Breakdown::seconds reaches each category's own field") {
   CHECK(b.ep_comm == 4);
   CHECK(b.pp_comm == 5);
   CHECK(b.dp_comm == 6);
-  CHECK(b.bubble == 7);
-  CHECK(b.exposed_comm == 8);
-  CHECK(b.optimizer == 9);
-  CHECK(b.host_idle == 10);
+  CHECK(b.offload_comm == 7);
+  CHECK(b.bubble == 8);
+  CHECK(b.exposed_comm == 9);
+  CHECK(b.optimizer == 10);
+  CHECK(b.host_idle == 11);
   CHECK(b.moe_imbalance == 1.0);  // not a seconds category: untouched
   const Breakdown& read = b;
   std::set<double> seen;
