@@ -74,6 +74,17 @@ void explain_winner(Plan& plan) {
     out.push_back(line + ".");
   }
   explain_host_time(plan, out);
+  if (w.estimate.candidate.offload) {
+    std::string modules;
+    for (OffloadModule m : rescue_offload_modules(req.base.model.is_moe())) {
+      modules += (modules.empty() ? "" : " and ") + std::string(to_string(m));
+    }
+    out.push_back(fmt::format("It fits only because the planner offloads the inputs of {} to host memory (the "
+                              "scenario set no offload.activations): its GPUs wait {:.3g} s ({}) of the step for those "
+                              "copies over the host link (offload_comm).",
+                              modules, r.breakdown.offload_comm,
+                              percent(r.step_time_s > 0 ? r.breakdown.offload_comm / r.step_time_s : 0.0)));
+  }
   if (plan.rows.size() < 2) return;
   const PlanRow& ru = plan.rows[1];
   const Result& rr = ru.result;
@@ -174,12 +185,18 @@ std::vector<std::string> unsearched_knobs(const PlanRequest& request) {
                             "of an fp32 master weight, 10 bytes of state per parameter instead of 12, with bf16 "
                             "weights; set it in the scenario's optimizer section)",
                             b.optimizer.store_param_remainders ? "on" : "off"));
-  std::string modules;
+  std::string modules, rescue;
   for (OffloadModule m : b.offload.activations) modules += (modules.empty() ? "" : ", ") + std::string(to_string(m));
-  out.push_back(fmt::format("offload: held at activations [{}], optimizer_fraction {} (offloading trades host-link "
+  for (OffloadModule m : rescue_offload_modules(b.model.is_moe())) {
+    rescue += (rescue.empty() ? "" : "+") + std::string(to_string(m));
+  }
+  out.push_back(fmt::format("offload: held at activations [{}], optimizer_fraction {}{} (offloading trades host-link "
                             "time for GPU memory: docs/memory.md \"Offloading\"; set it in the scenario's offload "
                             "section)",
-                            modules, b.offload.optimizer_fraction));
+                            modules, b.offload.optimizer_fraction,
+                            b.offload.activations.empty()
+                                ? fmt::format("; a layout that does not fit otherwise is tried with {} offloaded", rescue)
+                                : std::string()));
   return out;
 }
 

@@ -37,14 +37,37 @@ CandidateOutcome evaluate_candidate(const PlanRequest& request, const Candidate&
     return out;
   }
   const auto stages = schedule::plan_stages(s);
-  for (std::size_t k = 0; k < stages.size(); ++k) {
-    const double bytes = memory::rank_memory(s, static_cast<std::int64_t>(k), stages[k]).total_bytes();
-    if (bytes > out.peak_bytes) {
-      out.peak_bytes = bytes;
-      out.peak_stage = static_cast<std::int64_t>(k);
+  const auto peak_of = [&](const Scenario& sc, double& peak, std::int64_t& stage) {
+    for (std::size_t k = 0; k < stages.size(); ++k) {
+      const double bytes = memory::rank_memory(sc, static_cast<std::int64_t>(k), stages[k]).total_bytes();
+      if (bytes > peak) {
+        peak = bytes;
+        stage = static_cast<std::int64_t>(k);
+      }
+    }
+  };
+  peak_of(s, out.peak_bytes, out.peak_stage);
+  const double capacity = s.system.gpu.hbm_capacity.value();
+  Candidate chosen = c;
+  Scenario priced = s;
+  // A layout that does not fit may fit with activations offloaded to the host (Megatron's
+  // fine-grained offloading), when the scenario offloads nothing itself and full recompute has not
+  // already left nothing to offload: the planner tries it and says so (Candidate::offload).
+  if (out.peak_bytes > capacity && s.offload.activations.empty() &&
+      s.recompute.granularity != RecomputeGranularity::kFull) {
+    Candidate rescued = c;
+    rescued.offload = true;
+    Scenario offloaded = scenario_for(request, rescued);
+    double peak = 0;
+    std::int64_t stage = 0;
+    peak_of(offloaded, peak, stage);
+    if (peak <= capacity) {
+      chosen = rescued;
+      priced = std::move(offloaded);
+      out.peak_bytes = peak;
+      out.peak_stage = stage;
     }
   }
-  const double capacity = s.system.gpu.hbm_capacity.value();
   if (out.peak_bytes > capacity) {
     constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
     out.reason = fmt::format("out of memory on stage {}", out.peak_stage);
@@ -54,9 +77,9 @@ CandidateOutcome evaluate_candidate(const PlanRequest& request, const Candidate&
     return out;
   }
   // The memory verdict above is the memory model already; the estimate only adds the time.
-  const Result r = estimate::estimate_step(s, {.memory = false});
+  const Result r = estimate::estimate_step(priced, {.memory = false});
   out.feasible = true;
-  out.estimate.candidate = c;
+  out.estimate.candidate = chosen;
   out.estimate.step_time_s = r.step_time_s;
   out.estimate.peak_bytes = out.peak_bytes;
   out.estimate.peak_stage = out.peak_stage;

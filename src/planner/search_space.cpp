@@ -167,6 +167,7 @@ Scenario scenario_for(const PlanRequest& request, const Candidate& c) {
   }
   // As tp_comm_overlap: a requested combined 1F1B applies to the candidates that can run it.
   s.moe.a2a_overlap = request.base.moe.a2a_overlap && a2a_overlap_possible(s);
+  if (c.offload) s.offload.activations = rescue_offload_modules(s.model.is_moe());
   return s;
 }
 
@@ -187,6 +188,13 @@ std::string describe(const PlanRequest& request, const Candidate& c) {
                      to_string(c.precision));
   if (request.base.model.is_moe() && c.ep > 1 && dispatcher_varies) out += fmt::format(" · {}", to_string(c.dispatcher));
   if (request.space.gpus.size() > 1) out += fmt::format(" · {} GPUs", c.gpus);
+  if (c.offload) {
+    std::string modules;
+    for (OffloadModule m : rescue_offload_modules(request.base.model.is_moe())) {
+      modules += (modules.empty() ? "" : "+") + std::string(to_string(m));
+    }
+    out += " · offload " + modules;
+  }
   return out;
 }
 

@@ -24,6 +24,9 @@ struct Candidate {
   std::int64_t recompute = 0;  ///< index into SearchSpace::recompute
   Precision precision = Precision::kBf16;
   Dispatcher dispatcher = Dispatcher::kAlltoall;
+  /// The planner offloaded activations to make the layout fit (planner::rescue_offload): the candidate
+  /// did not fit without, and the scenario set no offloading of its own.
+  bool offload = false;
 };
 
 /// A candidate that fits, with its fidelity-estimate figures.

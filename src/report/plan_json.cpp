@@ -76,6 +76,14 @@ Json smallest_to_json(const SmallestFootprint& f) {
               {"peak_stage", f.peak_stage}, {"capacity_bytes", finite(f.capacity_bytes, "smallest.capacity_bytes")}};
 }
 
+/// The activation modules the candidate offloads: the scenario's own, or the planner's rescue.
+Json offload_modules_json(const PlanRequest& req, const Candidate& c) {
+  Json out = Json::array();
+  const auto modules = c.offload ? rescue_offload_modules(req.base.model.is_moe()) : req.base.offload.activations;
+  for (OffloadModule m : modules) out.push_back(std::string(to_string(m)));
+  return out;
+}
+
 Json layout_of(const PlanRequest& req, const Candidate& c) {
   const std::int64_t mp = c.tp * c.cp * c.pp;
   return Json{{"gpus", c.gpus},
@@ -90,7 +98,8 @@ Json layout_of(const PlanRequest& req, const Candidate& c) {
               {"micro_batch_size", c.micro_batch_size},
               {"recompute", recompute_to_json(req.space.recompute.at(static_cast<std::size_t>(c.recompute)))},
               {"precision", std::string(to_string(c.precision))},
-              {"dispatcher", std::string(to_string(c.dispatcher))}};
+              {"dispatcher", std::string(to_string(c.dispatcher))},
+              {"offload_activations", offload_modules_json(req, c)}};
 }
 
 Json row_to_json(const PlanRequest& req, const PlanRow& row) {
@@ -121,7 +130,7 @@ Json candidate_to_json(const Candidate& c) {
   return Json{{"index", c.index}, {"gpus", c.gpus}, {"tp", c.tp},  {"cp", c.cp},   {"pp", c.pp},
               {"vpp", c.vpp},     {"ep", c.ep},     {"etp", c.etp}, {"micro_batch_size", c.micro_batch_size},
               {"recompute", c.recompute}, {"precision", std::string(to_string(c.precision))},
-              {"dispatcher", std::string(to_string(c.dispatcher))}};
+              {"dispatcher", std::string(to_string(c.dispatcher))}, {"offload", c.offload}};
 }
 
 Json plan_request_to_json(const PlanRequest& r) {

@@ -37,4 +37,12 @@ struct OffloadSpec {
   [[nodiscard]] bool any() const { return !activations.empty() || optimizer_fraction > 0.0; }
 };
 
+/// The activation offloading the planner adds to a layout that does not fit when the scenario sets
+/// none (Candidate::offload): an MoE model's routed-expert inputs (expert_fc1, moe_act: its largest
+/// saved tensors), a dense model's attention inputs (core_attn, attn_proj).
+[[nodiscard]] inline std::vector<OffloadModule> rescue_offload_modules(bool moe_model) {
+  if (moe_model) return {OffloadModule::kExpertFc1, OffloadModule::kMoeAct};
+  return {OffloadModule::kCoreAttn, OffloadModule::kAttnProj};
+}
+
 }  // namespace moesim

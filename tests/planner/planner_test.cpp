@@ -9,6 +9,7 @@
 
 #include "config/plan_loader.hpp"
 #include "core/error.hpp"
+#include "estimate/step_estimator.hpp"
 #include "planner/pareto.hpp"
 #include "planner/planner.hpp"
 #include "planner/search.hpp"
@@ -278,4 +279,51 @@ TEST_CASE("the explanation of an eager dropless MoE plan says how long its GPUs 
   dense.finalists = 1;
   dense.top = 1;
   CHECK(host_line(planner::make_plan(dense, {})) == nullptr);
+}
+
+// Issue 28 item 7: a layout that does not fit is tried with activations offloaded to the host before it
+// is given up; the candidate then says so, and its estimate prices the host-link copies.
+TEST_CASE("a layout that fits only with offloaded expert activations is kept, offloading, and priced so") {
+  PlanRequest r = request_for("mixtral-8x7b", "hgx-h100", 64, 4096, 256);
+  planner::complete_space(r);
+  Candidate c;
+  c.gpus = 64;
+  c.tp = 1;
+  c.pp = 4;
+  c.vpp = 8;
+  c.ep = 8;
+  // Find the smallest micro-batch at which this layout no longer fits as is (its saved routed
+  // activations grow with the micro-batch) but fits with expert_fc1 and moe_act offloaded.
+  bool found = false;
+  for (std::int64_t mbs : {1, 2, 4}) {
+    c.micro_batch_size = mbs;
+    Candidate offloaded = c;
+    offloaded.offload = true;
+    const Scenario plain = planner::scenario_for(r, c);
+    const Scenario moved = planner::scenario_for(r, offloaded);
+    CHECK(moved.offload.activations == std::vector<OffloadModule>{OffloadModule::kExpertFc1, OffloadModule::kMoeAct});
+    CHECK(plain.offload.activations.empty());
+    const auto o = planner::evaluate_candidate(r, c);
+    if (!o.feasible || !o.estimate.candidate.offload) continue;
+    found = true;
+    CAPTURE(mbs);
+    // It did not fit without: the same candidate's memory model says so.
+    CHECK_FALSE(sim::simulate_step(plain).result.memory.fits);
+    CHECK(o.estimate.peak_bytes <= r.base.system.gpu.hbm_capacity.value());
+    const Result est = estimate::estimate_step(moved);
+    CHECK(o.estimate.step_time_s == est.step_time_s);
+    CHECK(est.breakdown.offload_comm >= 0.0);
+    CHECK(planner::describe(r, o.estimate.candidate).ends_with(" · offload expert_fc1+moe_act"));
+    break;
+  }
+  CHECK(found);
+
+  // A scenario that sets its own offloading is not rescued: the layout is out of memory as it is.
+  PlanRequest own = r;
+  own.base.offload.activations = {OffloadModule::kCoreAttn};
+  for (std::int64_t mbs : {1, 2, 4}) {
+    c.micro_batch_size = mbs;
+    const auto o = planner::evaluate_candidate(own, c);
+    CHECK_FALSE((o.feasible && o.estimate.candidate.offload));
+  }
 }
