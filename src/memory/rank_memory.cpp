@@ -181,8 +181,8 @@ LayerActivation full_recompute_layer(const Dims& d) {
   return a;
 }
 
-/// layer_activation under the recompute settings `rc` (the backward of a fully recomputed layer
-/// rebuilds its activations as if nothing were recomputed).
+/// Everything a layer saves for its backward under the recompute settings `rc`, wherever it is kept
+/// (the backward of a fully recomputed layer rebuilds its activations as if nothing were recomputed).
 LayerActivation saved_on_gpu_or_host(const Scenario& s, const Dims& d, const Recompute& rc, bool moe_layer,
                                      const MemoryOptions& opt);
 
@@ -225,6 +225,7 @@ LayerActivation offloaded_under(const Scenario& s, const Dims& d, const Recomput
   return a;
 }
 
+/// layer_activation under the recompute settings `rc`: what stays on the GPU.
 LayerActivation layer_activation_under(const Scenario& s, const Dims& d, const Recompute& rc, bool moe_layer,
                                        const MemoryOptions& opt) {
   LayerActivation a = saved_on_gpu_or_host(s, d, rc, moe_layer, opt);
@@ -235,7 +236,6 @@ LayerActivation layer_activation_under(const Scenario& s, const Dims& d, const R
   return a;
 }
 
-/// Everything the layer saves for its backward, wherever it is kept.
 LayerActivation saved_on_gpu_or_host(const Scenario& s, const Dims& d, const Recompute& rc, bool moe_layer,
                                      const MemoryOptions& opt) {
   if (rc.full) return full_recompute_layer(d);

@@ -75,10 +75,7 @@ void explain_winner(Plan& plan) {
   }
   explain_host_time(plan, out);
   if (w.estimate.candidate.offload) {
-    std::string modules;
-    for (OffloadModule m : rescue_offload_modules(req.base.model.is_moe())) {
-      modules += (modules.empty() ? "" : " and ") + std::string(to_string(m));
-    }
+    const std::string modules = offload_modules_text(rescue_offload_modules(req.base.model.is_moe()), " and ");
     out.push_back(fmt::format("It fits only because the planner offloads the inputs of {} to host memory (the "
                               "scenario set no offload.activations): its GPUs wait {:.3g} s ({}) of the step for those "
                               "copies over the host link (offload_comm).",
@@ -185,11 +182,8 @@ std::vector<std::string> unsearched_knobs(const PlanRequest& request) {
                             "of an fp32 master weight, 10 bytes of state per parameter instead of 12, with bf16 "
                             "weights; set it in the scenario's optimizer section)",
                             b.optimizer.store_param_remainders ? "on" : "off"));
-  std::string modules, rescue;
-  for (OffloadModule m : b.offload.activations) modules += (modules.empty() ? "" : ", ") + std::string(to_string(m));
-  for (OffloadModule m : rescue_offload_modules(b.model.is_moe())) {
-    rescue += (rescue.empty() ? "" : "+") + std::string(to_string(m));
-  }
+  const std::string modules = offload_modules_text(b.offload.activations, ", ");
+  const std::string rescue = offload_modules_text(rescue_offload_modules(b.model.is_moe()), "+");
   out.push_back(fmt::format("offload: held at activations [{}], optimizer_fraction {}{} (offloading trades host-link "
                             "time for GPU memory: docs/memory.md \"Offloading\"; set it in the scenario's offload "
                             "section)",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -49,7 +50,8 @@ CandidateOutcome evaluate_candidate(const PlanRequest& request, const Candidate&
   peak_of(s, out.peak_bytes, out.peak_stage);
   const double capacity = s.system.gpu.hbm_capacity.value();
   Candidate chosen = c;
-  Scenario priced = s;
+  std::optional<Scenario> offloaded;  // the candidate's scenario with the planner's offloading, when it needs it
+
   // A layout that does not fit may fit with activations offloaded to the host (Megatron's
   // fine-grained offloading), when the scenario offloads nothing itself and full recompute has not
   // already left nothing to offload: the planner tries it and says so (Candidate::offload).
@@ -57,13 +59,13 @@ CandidateOutcome evaluate_candidate(const PlanRequest& request, const Candidate&
       s.recompute.granularity != RecomputeGranularity::kFull) {
     Candidate rescued = c;
     rescued.offload = true;
-    Scenario offloaded = scenario_for(request, rescued);
+    Scenario trial = scenario_for(request, rescued);
     double peak = 0;
     std::int64_t stage = 0;
-    peak_of(offloaded, peak, stage);
+    peak_of(trial, peak, stage);
     if (peak <= capacity) {
       chosen = rescued;
-      priced = std::move(offloaded);
+      offloaded = std::move(trial);
       out.peak_bytes = peak;
       out.peak_stage = stage;
     }
@@ -77,7 +79,7 @@ CandidateOutcome evaluate_candidate(const PlanRequest& request, const Candidate&
     return out;
   }
   // The memory verdict above is the memory model already; the estimate only adds the time.
-  const Result r = estimate::estimate_step(priced, {.memory = false});
+  const Result r = estimate::estimate_step(offloaded ? *offloaded : s, {.memory = false});
   out.feasible = true;
   out.estimate.candidate = chosen;
   out.estimate.step_time_s = r.step_time_s;

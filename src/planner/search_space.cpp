@@ -188,13 +188,7 @@ std::string describe(const PlanRequest& request, const Candidate& c) {
                      to_string(c.precision));
   if (request.base.model.is_moe() && c.ep > 1 && dispatcher_varies) out += fmt::format(" · {}", to_string(c.dispatcher));
   if (request.space.gpus.size() > 1) out += fmt::format(" · {} GPUs", c.gpus);
-  if (c.offload) {
-    std::string modules;
-    for (OffloadModule m : rescue_offload_modules(request.base.model.is_moe())) {
-      modules += (modules.empty() ? "" : "+") + std::string(to_string(m));
-    }
-    out += " · offload " + modules;
-  }
+  if (c.offload) out += " · offload " + offload_modules_text(rescue_offload_modules(request.base.model.is_moe()), "+");
   return out;
 }
 

@@ -4,6 +4,7 @@
 // optimizer state on the host (--optimizer-cpu-offload --optimizer-offload-fraction). Their spelling
 // in scenario files, results and messages is the table below, in Megatron's help-text order.
 #include <algorithm>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -36,6 +37,17 @@ struct OffloadSpec {
   }
   [[nodiscard]] bool any() const { return !activations.empty() || optimizer_fraction > 0.0; }
 };
+
+/// The modules' names joined by `separator` ("expert_fc1+moe_act"), for messages and descriptions.
+[[nodiscard]] inline std::string offload_modules_text(const std::vector<OffloadModule>& modules,
+                                                      std::string_view separator) {
+  std::string out;
+  for (OffloadModule m : modules) {
+    if (!out.empty()) out += separator;
+    out += to_string(m);
+  }
+  return out;
+}
 
 /// The activation offloading the planner adds to a layout that does not fit when the scenario sets
 /// none (Candidate::offload): an MoE model's routed-expert inputs (expert_fc1, moe_act: its largest
