@@ -22,6 +22,14 @@ const std::vector<accuracy::PublishedPoint>& points() {
   static const auto p = config::load_published_points((test::source_dir() / "tests/validation/published.json").string());
   return p;
 }
+/// The published point `id` (a test that names a missing one fails).
+const accuracy::PublishedPoint& find_point(const std::string& id) {
+  for (const auto& p : points()) {
+    if (p.id == id) return p;
+  }
+  FAIL("no point " << id);
+  return points().front();
+}
 /// Issue 4's slice `name` (accuracy/bounds.hpp, the table `moesim accuracy` prints), its points printed.
 accuracy::BoundOutcome bound(const std::string& name) {
   const accuracy::BoundSlice* slice = nullptr;
@@ -153,25 +161,18 @@ TEST_CASE("accuracy: every end-to-end point either runs or says why it is skippe
 // docs/accuracy.md "Megatron-Bridge recipe settings": what the release recipes set and the table
 // does not print reaches every Megatron-Bridge scenario, and nothing else.
 TEST_CASE("accuracy: Megatron-Bridge points carry their recipes' optimizer, TP-overlap and dispatcher settings") {
-  auto find = [](const std::string& id) -> const accuracy::PublishedPoint& {
-    for (const auto& p : points()) {
-      if (p.id == id) return p;
-    }
-    FAIL("no point " << id);
-    return points().front();
-  };
-  const auto& mx = find("mb-26-06-pre-training-dgx-gb300-llama3-1-405b-mxfp8-256-0-tokens_per_s_per_gpu");
+  const auto& mx = find_point("mb-26-06-pre-training-dgx-gb300-llama3-1-405b-mxfp8-256-0-tokens_per_s_per_gpu");
   CHECK_FALSE(mx.scenario.optimizer.grad_reduce_in_fp32);
   CHECK(mx.scenario.optimizer.fp8_param_gather);
   CHECK_FALSE(mx.scenario.optimizer.fp4_param_gather);
   CHECK(mx.scenario.parallel.tp_comm_overlap);
 
-  const auto& nv = find("mb-26-06-pre-training-dgx-gb300-llama3-1-405b-nvfp4-256-0-tokens_per_s_per_gpu");
+  const auto& nv = find_point("mb-26-06-pre-training-dgx-gb300-llama3-1-405b-nvfp4-256-0-tokens_per_s_per_gpu");
   CHECK(nv.scenario.optimizer.fp4_param_gather);
   CHECK_FALSE(nv.scenario.optimizer.fp8_param_gather);
   CHECK_FALSE(nv.scenario.parallel.tp_comm_overlap);  // "tp_comm_overlap = False if precision == 'nvfp4'"
 
-  const auto& qwen = find("mb-26-06-pre-training-dgx-h100-qwen3-30b-a3b-fp8-16-0-tokens_per_s_per_gpu");
+  const auto& qwen = find_point("mb-26-06-pre-training-dgx-h100-qwen3-30b-a3b-fp8-16-0-tokens_per_s_per_gpu");
   CHECK(qwen.scenario.moe.dispatcher == Dispatcher::kHybridep);
   bool said = false;
   for (const auto& a : qwen.assumed) said = said || a.find("dispatcher flex/hybridep on 32 SMs") != std::string::npos;
@@ -199,30 +200,23 @@ TEST_CASE("accuracy: Megatron-Bridge points carry their recipes' optimizer, TP-o
 // remainders, the FP8 example scripts sync gradients in bf16, the SFT scripts run FP8 parameters and VPP,
 // and Nemotron-4 340B's config recomputes core attention.
 TEST_CASE("published: NeMo runs carry their launcher configuration, cited") {
-  auto find = [](const std::string& id) -> const accuracy::PublishedPoint& {
-    for (const auto& p : points()) {
-      if (p.id == id) return p;
-    }
-    FAIL("no point " << id);
-    return points().front();
-  };
-  const auto& llama = find("nemo2407-llama3-8b-8gpu-tokens_per_s_per_gpu");
+  const auto& llama = find_point("nemo2407-llama3-8b-8gpu-tokens_per_s_per_gpu");
   CHECK_FALSE(llama.scenario.optimizer.grad_reduce_in_fp32);
   CHECK(llama.scenario.optimizer.store_param_remainders);
   CHECK(llama.scenario.model.hidden_dropout == 0.0);
-  const auto& gpt = find("nemo2407-gpt3-175b-512gpu-tokens_per_s_per_gpu");
+  const auto& gpt = find_point("nemo2407-gpt3-175b-512gpu-tokens_per_s_per_gpu");
   CHECK(gpt.scenario.model.hidden_dropout == doctest::Approx(0.1));  // conf/training/gpt3/*.yaml
   CHECK_FALSE(gpt.scenario.optimizer.grad_reduce_in_fp32);
-  const auto& nemotron = find("nemo2407-nemotron-340b-128gpu-tokens_per_s_per_gpu");
+  const auto& nemotron = find_point("nemo2407-nemotron-340b-128gpu-tokens_per_s_per_gpu");
   CHECK(nemotron.scenario.recompute.granularity == RecomputeGranularity::kSelective);
-  const auto& sft = find("nemo2407-llama2_70b-sft-16gpu-tokens_per_s_per_gpu");
+  const auto& sft = find_point("nemo2407-llama2_70b-sft-16gpu-tokens_per_s_per_gpu");
   CHECK(sft.scenario.parallel.vpp == 20);
   CHECK(sft.scenario.optimizer.fp8_param_gather);
   CHECK_FALSE(sft.scenario.optimizer.store_param_remainders);  // fp8_params: fp32 master weights stored
   const auto nemotron_8b = config::submission_settings("nemo2407-nemotron-8b-64gpu-tokens_per_s_per_gpu");
   CHECK(nemotron_8b.grad_reduce_in_fp32);  // no grad_sync_dtype in its script or config (the point is skipped)
   CHECK(nemotron_8b.store_param_remainders);
-  const auto& longseq = find("nemo-longseq-llama2-7b-h100-4k-cp");
+  const auto& longseq = find_point("nemo-longseq-llama2-7b-h100-4k-cp");
   CHECK(longseq.scenario.optimizer.store_param_remainders);
   CHECK(longseq.scenario.optimizer.grad_reduce_in_fp32);
 }
