@@ -158,7 +158,9 @@ void apply_recipe_runtime(Scenario& s, PublishedPoint& pt) {
 //   src/megatron/bridge/perf_recipes/_common.py _benchmark_common);
 // - low-precision parameters: utils/precision.py get_precision_config picks
 //   training/mixed_precision.py bf16_with_fp8_current_scaling_mixed / bf16_with_mxfp8_mixed, both
-//   fp8_param_gather = True, and bf16_with_nvfp4_mixed, fp4_param_gather = True (from v0.4.0);
+//   fp8_param_gather = True, and bf16_with_nvfp4_mixed, fp4_param_gather = True (from v0.4.0); the
+//   per-tensor FP8 runs are current-scaling ones (fp8_recipe "tensorwise", the recipe names "fp8_cs"
+//   in tests/validation/megatron-bridge-recipe-settings.json);
 // - NVFP4 runs without TP communication overlap: configs/llama/llama3_llm_pretrain.py and
 //   llama31_llm_pretrain.py, "tp_comm_overlap = False if precision == 'nvfp4'" (v0.4.0 on);
 // - Qwen3 MoE runs the flex dispatcher with the HybridEP backend: configs/qwen/qwen3_llm_pretrain.py
@@ -176,6 +178,10 @@ void apply_bridge_recipe_settings(Scenario& s, PublishedPoint& pt) {
   s.optimizer.fp8_param_gather = p == Precision::kFp8 || p == Precision::kFp8Blockwise || p == Precision::kMxfp8;
   s.optimizer.fp4_param_gather = p == Precision::kNvfp4;
   if (s.optimizer.fp8_param_gather) set.emplace_back("fp8_param_gather true");
+  if (p == Precision::kFp8) {
+    s.fp8_recipe = Fp8Recipe::kTensorwise;  // bf16_with_fp8_current_scaling_mixed: fp8_recipe = "tensorwise"
+    set.emplace_back("fp8_recipe tensorwise");
+  }
   if (s.optimizer.fp4_param_gather) {
     set.emplace_back("fp4_param_gather true");
     if (s.parallel.tp > 1) set.emplace_back("tp_comm_overlap false");
@@ -352,6 +358,13 @@ std::string build_scenario(const Json& rec, const GroupInfo& gi, PublishedPoint&
   s.moe.routing.distribution = RoutingDistribution::kBalanced;  // Megatron-Bridge force-balances MoE runs
   if (gi.group == "megatron-bridge") apply_bridge_recipe_settings(s, pt);
   apply_submission_settings(submitted, s, pt);
+  if (s.precision == Precision::kFp8 && gi.group != "megatron-bridge") {
+    // NeMo 1.x builds TE's DelayedScaling from the launcher configs' fp8_amax_history_len and
+    // fp8_amax_compute_algo (conf/training/*/*.yaml of the NeMo tables' releases), as MLPerf's NeMo-based
+    // GPT-3 does: Megatron-Core's default recipe, which the scenario keeps.
+    pt.assumed.push_back("fp8_recipe delayed (NeMo 1.x: TE DelayedScaling, fp8_amax_history_len and "
+                         "fp8_amax_compute_algo in the launcher configs)");
+  }
   s.name = pt.id;
   try {
     validate_layout(s);

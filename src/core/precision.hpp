@@ -23,6 +23,14 @@ inline constexpr std::array<Precision, kPrecisionNames.size()> kAllPrecisions = 
 /// "bf16, fp16, fp8, fp8-blockwise, mxfp8, nvfp4"
 [[nodiscard]] std::string all_precision_names();
 
+/// How precision `fp8` scales its tensors: Megatron-Core's --fp8-recipe for per-tensor FP8
+/// (megatron/training/arguments.py, default "delayed"). `delayed` is Transformer Engine's DelayedScaling
+/// (a scale from an amax history the module keeps and updates), `tensorwise` its Float8CurrentScaling
+/// (the scale from the tensor's own amax). mxfp8 and fp8-blockwise are precisions of their own.
+enum class Fp8Recipe { kDelayed, kTensorwise };
+inline constexpr auto kFp8RecipeNames =
+    std::to_array<EnumName<Fp8Recipe>>({{Fp8Recipe::kDelayed, "delayed"}, {Fp8Recipe::kTensorwise, "tensorwise"}});
+
 /// Bytes of one GEMM operand element in this precision (scales excluded).
 [[nodiscard]] double gemm_operand_bytes(Precision p);
 

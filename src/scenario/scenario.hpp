@@ -171,6 +171,7 @@ struct Scenario {
   TrainingSpec training;
   ParallelSpec parallel;
   Precision precision = Precision::kBf16;
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;  ///< with precision fp8 only; Megatron-Core's default
   RecomputeSpec recompute;
   MoeSpec moe;
   OptimizerSpec optimizer;

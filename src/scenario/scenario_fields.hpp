@@ -212,6 +212,11 @@ void visit_scenario(V& v, S& s) {
   v.section(FieldInfo{.key = "parallel", .doc = "the Megatron-Core layout"}, [&](auto& inner) { visit_parallel(inner, s); });
   v.enumeration(FieldInfo{.key = "precision", .doc = "GEMM precision; a format the GPU lacks is an error"}, s.precision,
                 kPrecisionNames);
+  v.enumeration(FieldInfo{.key = "fp8_recipe",
+                          .doc = "how precision fp8 scales its tensors (Megatron --fp8-recipe): delayed (an amax "
+                                 "history, Transformer Engine's DelayedScaling, Megatron-Core's default) or "
+                                 "tensorwise (current scaling); other precisions ignore it"},
+                s.fp8_recipe, kFp8RecipeNames);
   v.special(FieldInfo{.key = "recompute",
                       .doc = "none, selective (attention core), full, or {\"granularity\": \"selective\", "
                              "\"modules\": [...]}"},

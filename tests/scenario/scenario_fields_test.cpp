@@ -118,8 +118,8 @@ TEST_CASE("field tables: keys once per object, described, defaults inside their 
   CHECK(seen.problems.empty());
   // The objects the loader reads with a table, and their keys in reading order.
   CHECK(seen.keys_by_object[""] == std::vector<std::string>{"schema", "name", "model", "system", "training", "parallel",
-                                                             "precision", "recompute", "moe", "optimizer", "runtime",
-                                                             "offload", "seed", "flops_convention"});
+                                                             "precision", "fp8_recipe", "recompute", "moe", "optimizer",
+                                                             "runtime", "offload", "seed", "flops_convention"});
   CHECK(seen.keys_by_object["training"] ==
         std::vector<std::string>{"seq_length", "micro_batch_size", "global_batch_size", "attention_backend"});
   CHECK(seen.keys_by_object["parallel"].size() == 11);

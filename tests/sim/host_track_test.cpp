@@ -12,6 +12,7 @@
 #include "config/hw_loader.hpp"
 #include "estimate/step_estimator.hpp"
 #include "program/host_gate.hpp"
+#include "program/host_ops.hpp"
 #include "program/layer_cost.hpp"
 #include "schedule/stage_plan.hpp"
 #include "schedule/step_shape.hpp"
@@ -120,6 +121,36 @@ TEST_CASE("a dropless MoE forward makes the host wait for the GPU: the lead is l
   CHECK(by_hand > 0);
   CHECK(estimate::estimate_step(dropless).breakdown.host_idle == doctest::Approx(by_hand).epsilon(1e-9));
   (void)no_sync;
+}
+
+// TE issue #761: under DelayedScaling an FP8 te.Linear takes the host more than twice its BF16 call to
+// schedule; current scaling (Megatron's tensorwise, the Megatron-Bridge recipes' FP8) is counted as BF16.
+TEST_CASE("FP8 with delayed scaling: a TE linear module costs the host twice its BF16 call; tensorwise as BF16") {
+  Scenario bf16 = qwen3_on_h100(70e-6);
+  Scenario delayed = bf16;
+  delayed.precision = Precision::kFp8;
+  delayed.fp8_recipe = Fp8Recipe::kDelayed;
+  Scenario tensorwise = delayed;
+  tensorwise.fp8_recipe = Fp8Recipe::kTensorwise;
+  for (const char* name : {"qkv_proj", "attn_out_proj", "expert_fc1", "expert_fc2", "core_attention", "lm_head",
+                           "router_topk", "dispatch"}) {
+    CAPTURE(name);
+    const program::HostOps b = program::host_ops(name, bf16), d = program::host_ops(name, delayed),
+                           t = program::host_ops(name, tensorwise);
+    CHECK(t.forward == b.forward);
+    CHECK(t.backward == b.backward);
+    const std::string_view n = name;
+    // The TE module call's 3 units again, forward and (× 1.75) backward; the per-expert launches of the
+    // grouped GEMM, the QKV split, attention (BF16), the LM head (not a TE module) and the rest as before.
+    const bool te_linear = n == "qkv_proj" || n == "attn_out_proj" || n == "expert_fc1" || n == "expert_fc2";
+    CHECK(d.forward - b.forward == doctest::Approx(te_linear ? 3.0 : 0.0));
+    CHECK(d.backward - b.backward == doctest::Approx(te_linear ? 3.0 * 1.75 : 0.0));
+  }
+  // This eager dropless step is host-bound, so the bookkeeping shows in the step and as host idle time.
+  const Result rd = estimate::estimate_step(delayed), rt = estimate::estimate_step(tensorwise);
+  CHECK(rd.step_time_s > rt.step_time_s);
+  CHECK(rd.breakdown.host_idle > rt.breakdown.host_idle);
+  CHECK(rd.breakdown.compute == doctest::Approx(rt.breakdown.compute).epsilon(1e-12));
 }
 
 TEST_CASE("the trace has a host track with the host's work on it") {
