@@ -104,6 +104,49 @@ std::vector<std::string> read_precision_efficiencies(const ObjectReader& r, hw::
   return source_keys;
 }
 
+/// The dispatchers whose kernels have published intra-domain rates (scenario moe.dispatcher names).
+const std::vector<std::string> kEpKernelNames{"deepep", "hybridep"};
+
+/// Optional "ep_kernel_algbw_gb_per_s": per dispatcher, rows {ranks, sms, dispatch_fp8, dispatch_bf16,
+/// combine} in GB/s; each dispatcher's table needs its own source key "ep_kernel_algbw_gb_per_s.<name>".
+std::vector<std::string> read_ep_kernel_rates(const ObjectReader& r, hw::GpuSpec& spec) {
+  std::vector<std::string> source_keys;
+  const std::string field = "ep_kernel_algbw_gb_per_s";
+  const Json* value = r.get(field);
+  if (!value) return source_keys;
+  ObjectReader kernels(*value, r.path_of(field), kEpKernelNames);
+  for (const auto& name : kEpKernelNames) {
+    const Json* rows = kernels.get(name);
+    if (!rows) continue;
+    const std::string path = kernels.path_of(name);
+    if (!rows->is_array() || rows->empty()) {
+      throw InputError(path, describe_value(*rows), "expected a non-empty array of published rows");
+    }
+    hw::EpKernelTable table;
+    for (std::size_t i = 0; i < rows->size(); ++i) {
+      ObjectReader row((*rows)[i], path + "/" + std::to_string(i),
+                       {"ranks", "sms", "dispatch_fp8", "dispatch_bf16", "combine"});
+      hw::EpKernelRow out;
+      out.ranks = row.require_int("ranks", IntRange{2, 1 << 20});
+      out.sms = row.require_int("sms", IntRange{1, spec.sm_count});
+      const NumberRange rate{0.0, 1e5, true};
+      out.dispatch_fp8 = gigabytes_per_second(row.require_number("dispatch_fp8", rate));
+      out.dispatch_bf16 = gigabytes_per_second(row.require_number("dispatch_bf16", rate));
+      out.combine = gigabytes_per_second(row.require_number("combine", rate));
+      for (const auto& seen : table.rows) {
+        if (seen.ranks == out.ranks && seen.sms == out.sms) {
+          throw InputError(row.path_of("sms"), std::to_string(out.sms),
+                           "one row per (ranks, sms): " + std::to_string(out.ranks) + " ranks at this SM count appear twice");
+        }
+      }
+      table.rows.push_back(out);
+    }
+    spec.ep_kernel_algbw[name] = std::move(table);
+    source_keys.push_back(field + "." + name);
+  }
+  return source_keys;
+}
+
 }  // namespace
 
 hw::GpuSpec parse_gpu_spec(const Json& obj, const std::string& file) {
@@ -111,7 +154,8 @@ hw::GpuSpec parse_gpu_spec(const Json& obj, const std::string& file) {
     ObjectReader r(obj, "",
                    {"name", "display_name", "architecture", "sm_count", "dense_peak_tflops", "hbm_capacity_gb",
                     "hbm_bandwidth_gbps", "nvlink_bandwidth_gbps", "gemm_peak_efficiency", "hbm_efficiency",
-                    "attention_efficiency", "gemm_peak_efficiency_by_precision", "sources"});
+                    "attention_efficiency", "gemm_peak_efficiency_by_precision", "ep_kernel_algbw_gb_per_s",
+                    "sources"});
     hw::GpuSpec spec;
     spec.name = r.require_nonempty_string("name");
     spec.display_name = r.require_nonempty_string("display_name");
@@ -126,13 +170,15 @@ hw::GpuSpec parse_gpu_spec(const Json& obj, const std::string& file) {
     spec.gemm_peak_efficiency = r.require_number("gemm_peak_efficiency", kFraction);
     spec.hbm_efficiency = r.require_number("hbm_efficiency", kFraction);
     spec.attention_efficiency = r.require_number("attention_efficiency", kFraction);
-    const std::vector<std::string> efficiency_sources = read_precision_efficiencies(r, spec);
+    std::vector<std::string> efficiency_sources = read_precision_efficiencies(r, spec);
+    const std::vector<std::string> ep_kernel_sources = read_ep_kernel_rates(r, spec);
+    efficiency_sources.insert(efficiency_sources.end(), ep_kernel_sources.begin(), ep_kernel_sources.end());
     std::vector<std::string> per_precision;
     for (const auto& [p, rate] : spec.dense_peak) per_precision.push_back("dense_peak_tflops." + std::string(to_string(p)));
     std::vector<std::string> figures{"architecture", "sm_count", "dense_peak_tflops", "hbm_capacity_gb", "hbm_bandwidth_gbps",
                                      "nvlink_bandwidth_gbps", "gemm_peak_efficiency", "hbm_efficiency",
                                      "attention_efficiency"};
-    // Every per-precision efficiency is a figure of its own and must cite its source.
+    // Every per-precision efficiency and every dispatcher table is a figure of its own and must cite its source.
     figures.insert(figures.end(), efficiency_sources.begin(), efficiency_sources.end());
     spec.sources = read_sources(r, figures, per_precision, "dense_peak_tflops", per_precision);
     return spec;

@@ -7,6 +7,7 @@
 
 #include "core/precision.hpp"
 #include "core/units.hpp"
+#include "hw/ep_kernel_rates.hpp"
 
 namespace moesim::hw {
 
@@ -34,6 +35,9 @@ struct GpuSpec {
   /// constant of the architecture (calibrate/fitted/constants.json; 1 where none is fitted), which
   /// scales the GEMM and attention compute rates. Not a datasheet figure: config sets it from the fit.
   double sustained_tensor_rate = 1.0;
+  /// Published intra-domain algorithm bandwidth of the deduplicating EP dispatchers, by dispatcher
+  /// name ("deepep", "hybridep"); a dispatcher absent here is priced at the NVLink rate.
+  std::map<std::string, EpKernelTable> ep_kernel_algbw;
   std::map<std::string, std::string> sources;  ///< figure name → citation
 
   /// Sustained GEMM ceiling of precision `p` (its own measurement, else the BF16 one).

@@ -153,8 +153,9 @@ std::vector<std::string> unsearched_knobs(const PlanRequest& request) {
     if (request.space.dispatcher.size() == 1) {
       out.push_back(fmt::format("dispatcher: held at '{}'", to_string(request.space.dispatcher.front())));
     }
-    out.emplace_back("hybridep: not searched separately (priced like deepep: one network row per destination NVLink "
-                     "domain, forwarded over NVLink)");
+    out.emplace_back("hybridep: searched only when listed (--dispatcher): deepep's traffic (one network row per "
+                     "destination NVLink domain, forwarded over NVLink); where the GPU preset publishes both kernels' "
+                     "rates (Blackwell) each is priced at its own");
     out.push_back(b.moe.capacity_factor ? fmt::format("capacity factor: held at {:.2f}", *b.moe.capacity_factor)
                                         : std::string("capacity factor: held at dropless (a capacity factor changes "
                                                       "the model's quality, not only its speed)"));

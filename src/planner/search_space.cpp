@@ -78,7 +78,8 @@ void complete_space(PlanRequest& request) {
   if (sp.precision.empty()) sp.precision.push_back(b.precision);
   if (sp.dispatcher.empty()) {
     // Megatron's all-to-all and DeepEP (one network row per destination domain; moe/dispatch_traffic).
-    // HybridEP is priced like DeepEP, so searching both would only duplicate rows.
+    // HybridEP moves DeepEP's traffic; only where the GPU preset publishes both kernels' rates do their
+    // prices differ (docs/planner.md, Limits), so it is searched when listed.
     sp.dispatcher.push_back(b.moe.dispatcher);
     if (m.is_moe() && b.moe.dispatcher != Dispatcher::kDeepep && b.moe.dispatcher != Dispatcher::kHybridep) {
       sp.dispatcher.push_back(Dispatcher::kDeepep);

@@ -58,8 +58,8 @@ double dispatcher_sm_share(const Scenario& s) {
   const double sms = static_cast<double>(s.system.gpu.sm_count);
   if (sms <= 0) return 0;
   switch (s.moe.dispatcher) {
-    case Dispatcher::kDeepep: return static_cast<double>(s.moe.dispatcher_sms.value_or(20)) / sms;
-    case Dispatcher::kHybridep: return static_cast<double>(s.moe.dispatcher_sms.value_or(24)) / sms;
+    case Dispatcher::kDeepep:
+    case Dispatcher::kHybridep: return static_cast<double>(s.moe.kernel_sms()) / sms;
     case Dispatcher::kAlltoall: return static_cast<double>(collective::nccl::kP2pChannels) / sms;
     case Dispatcher::kAllgather: break;  // no combined 1F1B (scenario validation refuses it)
   }

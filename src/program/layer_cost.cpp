@@ -474,6 +474,25 @@ void LayerCostModel::add_moe(Builder& c) const {
       combine_bytes = row_elems * rows_counted * kActivationBytes;
       dispatch = split_time(d_elem);
       combine = split_time(kActivationBytes);
+      if (dedup) {
+        // DeepEP and HybridEP do not move their NVLink rows at the link rate: their kernels copy with
+        // a few SMs and lay tokens out on the host side. Where the GPU preset publishes the kernel's
+        // algorithm bandwidth (hw/ep_kernel_rates.hpp: bytes a rank receives, its own rows included,
+        // per second), the NVLink part takes that long instead; the network part keeps its rate.
+        const double pd = static_cast<double>(shape_.groups.ep.per_domain);
+        const double received = pd > 1 ? row_elems * rows.nvlink * pd / (pd - 1.0) : 0.0;
+        const auto kernel_time = [&](hw::EpKernelPhase phase, double elem, double closed_form) {
+          const auto table = s_.system.gpu.ep_kernel_algbw.find(std::string(name_of(kDispatcherNames, s_.moe.dispatcher)));
+          if (received <= 0 || table == s_.system.gpu.ep_kernel_algbw.end()) return closed_form;
+          const auto rate = table->second.rate(phase, shape_.groups.ep.per_domain, s_.moe.kernel_sms());
+          if (!rate) return closed_form;
+          const double latency = comms_.latency(Op::kAllToAll, shape_.groups.ep).value();
+          return std::max(closed_form, latency + received * elem / rate->value());
+        };
+        dispatch = kernel_time(d_elem < kActivationBytes ? hw::EpKernelPhase::kDispatchFp8 : hw::EpKernelPhase::kDispatchBf16,
+                               d_elem, dispatch);
+        combine = kernel_time(hw::EpKernelPhase::kCombine, kActivationBytes, combine);
+      }
       dispatch_latency = combine_latency = comms_.latency(Op::kAllToAll, shape_.groups.ep).value();
     }
     add_comm(c, "dispatch", OpKind::kEpComm, CommGroup::kEp, dispatch, dispatch_latency, dispatch_bytes, rc_moe);

@@ -110,6 +110,13 @@ struct MoeSpec {
   /// Under a2a_overlap the overlapped compute runs on the other SMs (NCCL's all-to-all holds its
   /// point-to-point channels' SMs instead: program/ep_overlap.hpp).
   std::optional<std::int64_t> dispatcher_sms;
+  /// The SMs the DeepEP / HybridEP kernels run on: dispatcher_sms, else Megatron-Core's default
+  /// (moe_deepep_num_sms 20, moe_hybridep_num_sms 24); 0 for the NCCL-based dispatchers.
+  [[nodiscard]] std::int64_t kernel_sms() const {
+    if (dispatcher == Dispatcher::kDeepep) return dispatcher_sms.value_or(20);
+    if (dispatcher == Dispatcher::kHybridep) return dispatcher_sms.value_or(24);
+    return 0;
+  }
   /// Extra seconds the GPU idles at each MoE layer forward (and each recomputed forward) after the
   /// token-count read-back, on top of what the host model prices (program/host_ops: the host waits for
   /// the GPU there and loses its lead; docs/accuracy.md, Round 8): a residual measured on the user's

@@ -253,6 +253,40 @@ TEST_CASE("a GPU file is read strictly: unknown keys, missing sources, impossibl
   CHECK(error_of(wrong_type, true) == "bad.json: at /sm_count: value \"132\": expected an integer, got a string");
 }
 
+TEST_CASE("a GPU file's EP kernel tables are read strictly and cite their source") {
+  Json j = gpu_json();
+  j["ep_kernel_algbw_gb_per_s"] = Json::parse(
+      R"({"deepep": [{"ranks": 8, "sms": 16, "dispatch_fp8": 246, "dispatch_bf16": 348, "combine": 302}]})");
+  CHECK(error_of(j, true) ==
+        "bad.json: at /sources/ep_kernel_algbw_gb_per_s.deepep: required field is missing: every figure needs its source");
+  j["sources"]["ep_kernel_algbw_gb_per_s.deepep"] = "DeepEP README";
+  CHECK(error_of(j, true).empty());
+
+  Json unknown = j;
+  unknown["ep_kernel_algbw_gb_per_s"]["nccl"] = Json::array();
+  CHECK(error_of(unknown, true) ==
+        "bad.json: at /ep_kernel_algbw_gb_per_s/nccl: unknown key 'nccl'; allowed: deepep, hybridep");
+
+  Json twice = j;
+  twice["ep_kernel_algbw_gb_per_s"]["deepep"].push_back(twice["ep_kernel_algbw_gb_per_s"]["deepep"][0]);
+  CHECK(error_of(twice, true) ==
+        "bad.json: at /ep_kernel_algbw_gb_per_s/deepep/1/sms: value 16: one row per (ranks, sms): 8 ranks at this SM "
+        "count appear twice");
+
+  Json too_many_sms = j;
+  too_many_sms["ep_kernel_algbw_gb_per_s"]["deepep"][0]["sms"] = 200;
+  CHECK(error_of(too_many_sms, true).starts_with("bad.json: at /ep_kernel_algbw_gb_per_s/deepep/0/sms: value 200: out of range"));
+
+  Json empty = j;
+  empty["ep_kernel_algbw_gb_per_s"]["deepep"] = Json::array();
+  CHECK(error_of(empty, true) ==
+        "bad.json: at /ep_kernel_algbw_gb_per_s/deepep: value []: expected a non-empty array of published rows");
+
+  Json missing = j;
+  missing["ep_kernel_algbw_gb_per_s"]["deepep"][0].erase("combine");
+  CHECK(error_of(missing, true).starts_with("bad.json: at /ep_kernel_algbw_gb_per_s/deepep/0/combine: required field is missing"));
+}
+
 TEST_CASE("a system file is read strictly and names the GPU preset it uses") {
   Json s = Json::parse(R"({"name": "x", "description": "d", "gpu": "h100-sxm", "gpus_per_node": 8, "host": "x86",
     "nvlink_domain_size": 8, "nvls": true, "nics_per_gpu": 1, "nic_bandwidth_gbit": 400, "nvlink_efficiency": 0.8,
