@@ -153,9 +153,15 @@ std::vector<std::string> unsearched_knobs(const PlanRequest& request) {
     if (request.space.dispatcher.size() == 1) {
       out.push_back(fmt::format("dispatcher: held at '{}'", to_string(request.space.dispatcher.front())));
     }
-    out.emplace_back("hybridep: searched only when listed (--dispatcher): deepep's traffic (one network row per "
-                     "destination NVLink domain, forwarded over NVLink); where the GPU preset publishes both kernels' "
-                     "rates (Blackwell) each is priced at its own");
+    const auto& listed = request.space.dispatcher;
+    const auto& kernels = b.system.gpu.ep_kernel_algbw;
+    if (std::find(listed.begin(), listed.end(), Dispatcher::kHybridep) == listed.end()) {
+      out.emplace_back(kernels.count("deepep") != 0 && kernels.count("hybridep") != 0
+                           ? "hybridep: not searched (--dispatcher lists the dispatchers)"
+                           : "hybridep: not searched (it moves deepep's traffic, one network row per destination "
+                             "NVLink domain, at the same NVLink rate on this GPU: no published kernel rates tell "
+                             "them apart)");
+    }
     out.push_back(b.moe.capacity_factor ? fmt::format("capacity factor: held at {:.2f}", *b.moe.capacity_factor)
                                         : std::string("capacity factor: held at dropless (a capacity factor changes "
                                                       "the model's quality, not only its speed)"));

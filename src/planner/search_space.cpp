@@ -78,11 +78,16 @@ void complete_space(PlanRequest& request) {
   if (sp.precision.empty()) sp.precision.push_back(b.precision);
   if (sp.dispatcher.empty()) {
     // Megatron's all-to-all and DeepEP (one network row per destination domain; moe/dispatch_traffic).
-    // HybridEP moves DeepEP's traffic; only where the GPU preset publishes both kernels' rates do their
-    // prices differ (docs/planner.md, Limits), so it is searched when listed.
+    // HybridEP moves DeepEP's traffic: only where the GPU preset publishes both kernels' rates
+    // (hw/ep_kernel_rates.hpp: Blackwell) do their prices differ, and only there are both searched.
     sp.dispatcher.push_back(b.moe.dispatcher);
     if (m.is_moe() && b.moe.dispatcher != Dispatcher::kDeepep && b.moe.dispatcher != Dispatcher::kHybridep) {
       sp.dispatcher.push_back(Dispatcher::kDeepep);
+    }
+    const auto& kernels = b.system.gpu.ep_kernel_algbw;
+    if (m.is_moe() && kernels.count("deepep") != 0 && kernels.count("hybridep") != 0) {
+      sp.dispatcher.push_back(Dispatcher::kDeepep);
+      sp.dispatcher.push_back(Dispatcher::kHybridep);
     }
   }
   for (auto* v : {&sp.tp, &sp.cp, &sp.pp, &sp.vpp, &sp.ep, &sp.etp, &sp.micro_batch_size}) sort_unique(*v);

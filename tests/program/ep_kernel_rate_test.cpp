@@ -95,14 +95,16 @@ TEST_CASE("a B200 dispatch and combine take the received bytes over the publishe
   SUBCASE("HybridEP, MXFP8: the FP8 column, 1 byte + one fp32 scale per 128 elements") {
     const Scenario s = moe_scenario("dgx-b200", Dispatcher::kHybridep, Precision::kMxfp8, 16);
     const program::LayerCostModel model(s, schedule::step_shape(s));
-    const auto& dispatch = forward_op(model.transformer_layer_ops(true, 4096), "dispatch");
+    const auto ops = model.transformer_layer_ops(true, 4096);  // the ops outlive the references into them
+    const auto& dispatch = forward_op(ops, "dispatch");
     CHECK(dispatch.seconds - dispatch.latency_s ==
           doctest::Approx(received_bytes(1.0 + 4.0 / 128.0) / 409.71e9).epsilon(1e-9));
   }
   SUBCASE("DeepEP at Megatron-Core's default 20 SMs: halfway between the 16- and 24-SM rows") {
     const Scenario s = moe_scenario("dgx-b200", Dispatcher::kDeepep, Precision::kBf16, std::nullopt);
     const program::LayerCostModel model(s, schedule::step_shape(s));
-    const auto& dispatch = forward_op(model.transformer_layer_ops(true, 4096), "dispatch");
+    const auto ops = model.transformer_layer_ops(true, 4096);  // the ops outlive the references into them
+    const auto& dispatch = forward_op(ops, "dispatch");
     CHECK(dispatch.seconds - dispatch.latency_s == doctest::Approx(received_bytes(2.0) / 421e9).epsilon(1e-9));
   }
 }
@@ -110,7 +112,8 @@ TEST_CASE("a B200 dispatch and combine take the received bytes over the publishe
 TEST_CASE("without a published table (H100) the dispatch keeps the NVLink closed form") {
   const Scenario s = moe_scenario("hgx-h100", Dispatcher::kHybridep, Precision::kBf16, 16);
   const program::LayerCostModel model(s, schedule::step_shape(s));
-  const auto& dispatch = forward_op(model.transformer_layer_ops(true, 4096), "dispatch");
+  const auto ops = model.transformer_layer_ops(true, 4096);
+  const auto& dispatch = forward_op(ops, "dispatch");
   // The 7 peers' rows at the NVLink bus rate: 450 GB/s × the system's NVLink efficiency.
   const double sent = received_bytes(2.0) * 7.0 / 8.0;
   const double link = s.system.gpu.nvlink_bandwidth.value() * s.system.nvlink_efficiency;
