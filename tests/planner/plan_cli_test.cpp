@@ -24,22 +24,37 @@ test::CommandResult run_moesim(const std::string& args) {
   return test::run_command(test::moesim_binary() + args, test::source_dir().string());
 }
 
+/// The one-process plan of kQuestion, run once per test binary: what it prints and the JSON it writes
+/// (the table test reads the first; the shard and script tests compare their merges with the second).
+struct OneProcessPlan {
+  std::string printed, json;
+};
+const OneProcessPlan& one_process_plan() {
+  static const OneProcessPlan plan = [] {
+    const fs::path file = scratch("one-process.json");
+    const auto r = run_moesim(kQuestion + " --json '" + file.string() + "'");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    OneProcessPlan out{r.out, test::slurp(file.string())};
+    fs::remove(file);
+    return out;
+  }();
+  return plan;
+}
+
 }  // namespace
 
 TEST_CASE("plan prints the ranked table, the explanation, the rejections, the precision advice and skew") {
-  const auto r = run_moesim(kQuestion);
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto& r = one_process_plan();
   for (const char* part : {"rank  layout", "why:", "Winner:", "It beats the runner-up", "rejected (count",
                            "out of memory on stage", "precision advice", "routing-skew sensitivity", "held fixed:"}) {
-    CHECK_MESSAGE(r.out.find(part) != std::string::npos, part);
+    CHECK_MESSAGE(r.printed.find(part) != std::string::npos, part);
   }
 }
 
 TEST_CASE("issue 7 must-show 3: re-running gives byte-identical JSON; shards + merge give the same plan") {
-  const fs::path a = scratch("a.json"), b = scratch("b.json"), m = scratch("merged.json"), html = scratch("m.html");
-  REQUIRE(run_moesim(kQuestion + " -q --json '" + a.string() + "'").exit_code == 0);
+  const fs::path b = scratch("b.json"), m = scratch("merged.json"), html = scratch("m.html");
   REQUIRE(run_moesim(kQuestion + " -q --threads 1 --json '" + b.string() + "'").exit_code == 0);
-  const std::string one = test::slurp(a.string());
+  const std::string& one = one_process_plan().json;
   CHECK(one == test::slurp(b.string()));
   std::string shard_files;
   for (int k = 0; k < 3; ++k) {
@@ -74,7 +89,7 @@ TEST_CASE("issue 7 must-show 3: re-running gives byte-identical JSON; shards + m
                             other.string() + "'");
   CHECK(mixed.exit_code == 2);
   CHECK(mixed.err.find("different plan request") != std::string::npos);
-  for (const auto& f : {a, b, m, html, other, scratch("shard0.json"), scratch("shard1.json"), scratch("shard2.json")}) fs::remove(f);
+  for (const auto& f : {b, m, html, other, scratch("shard0.json"), scratch("shard1.json"), scratch("shard2.json")}) fs::remove(f);
 }
 
 TEST_CASE("issue 7 must-show 4: no feasible layout says why and exits 3") {
@@ -154,8 +169,7 @@ TEST_CASE("bad plan options: one clear error, exit 2") {
 }
 
 TEST_CASE("the Slurm and MPI example scripts shard a plan that moesim merge joins into the one-process plan") {
-  const fs::path one = scratch("one.json"), dir = scratch("shards"), merged = scratch("scripts-merged.json");
-  REQUIRE(run_moesim(kQuestion + " -q --json '" + one.string() + "'").exit_code == 0);
+  const fs::path dir = scratch("shards"), merged = scratch("scripts-merged.json");
   const std::string env = "MOESIM='" + test::moesim_binary() + "' PLAN_MODEL=mixtral-8x7b PLAN_SYSTEM=hgx-h100 PLAN_GPUS=64 "
                           "PLAN_SEQ=4096 PLAN_GLOBAL_BATCH=256 PLAN_EXTRA='--finalists 3 --top 5' PLAN_SHARD_DIR='" +
                           dir.string() + "' ";
@@ -172,10 +186,9 @@ TEST_CASE("the Slurm and MPI example scripts shard a plan that moesim merge join
                                          merged.string() + "'",
                                      test::source_dir().string());
     REQUIRE_MESSAGE(m.exit_code == 0, m.err);
-    CHECK_MESSAGE(test::slurp(merged.string()) == test::slurp(one.string()), script);
+    CHECK_MESSAGE(test::slurp(merged.string()) == one_process_plan().json, script);
   }
   fs::remove_all(dir);
-  fs::remove(one);
   fs::remove(merged);
 }
 
