@@ -42,9 +42,9 @@ struct DispatchReach {
 /// subset of a items.
 [[nodiscard]] double miss_probability(std::int64_t n, std::int64_t a, std::int64_t k);
 
-/// Bytes per dispatched element: DeepEP and HybridEP quantize the dispatch to FP8 (1 byte + one fp32
-/// scale per 128 elements) when training in an FP8 or FP4 format; every combine and every other
-/// dispatch moves 16-bit activations.
-[[nodiscard]] double dispatch_element_bytes(Dispatcher d, Precision training);
+/// Bytes per dispatched element: FP8 (1 byte + one fp32 scale per 128 elements) where the scenario's
+/// DeepEP / HybridEP dispatch quantises (moe.fp8_dispatch) under an FP8 or FP4 recipe; every combine
+/// and every other dispatch moves 16-bit activations.
+[[nodiscard]] double dispatch_element_bytes(Dispatcher d, Precision training, bool fp8_dispatch);
 
 }  // namespace moesim::moe

@@ -460,7 +460,7 @@ void LayerCostModel::add_moe(Builder& c) const {
       const moe::DispatchRows rows = moe::dispatch_rows({m.num_moe_experts, topk, p.ep, shape_.groups.ep.per_domain,
                                                           s_.moe.routing.device_limited_nodes, s_.moe.dispatcher});
       const double row_elems = static_cast<double>(t * h) * imbalance;
-      const double d_elem = moe::dispatch_element_bytes(s_.moe.dispatcher, s_.precision);
+      const double d_elem = moe::dispatch_element_bytes(s_.moe.dispatcher, s_.precision, s_.moe.fp8_dispatch);
       auto split_time = [&](double elem) {
         return comms_.alltoall_split_time(Bytes(row_elems * rows.nvlink * elem),
                                                Bytes(row_elems * rows.network * elem), shape_.groups.ep)

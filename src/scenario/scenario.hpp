@@ -110,6 +110,13 @@ struct MoeSpec {
   /// Under a2a_overlap the overlapped compute runs on the other SMs (NCCL's all-to-all holds its
   /// point-to-point channels' SMs instead: program/ep_overlap.hpp).
   std::optional<std::int64_t> dispatcher_sms;
+  /// The dispatch moves FP8 tokens (1 byte per element and one fp32 scale per 128) instead of the
+  /// 16-bit hidden states. DeepSeek-V3's own stack does (its DeepEP FP8 dispatch); Megatron-Core's
+  /// flex dispatcher does not: it hands DeepEP the bf16 hidden states and HybridEP asserts
+  /// `not fp8_dispatch` (NVIDIA/Megatron-LM megatron/core/transformer/moe/fused_a2a.py, commit
+  /// 02ad939), and Transformer Engine quantises the tokens after they arrive. DeepEP / HybridEP with
+  /// a low-precision recipe only; the combine stays 16-bit either way.
+  bool fp8_dispatch = false;
   /// The SMs the DeepEP / HybridEP kernels run on: dispatcher_sms, else Megatron-Core's default
   /// (moe_deepep_num_sms 20, moe_hybridep_num_sms 24); 0 for the NCCL-based dispatchers.
   [[nodiscard]] std::int64_t kernel_sms() const {

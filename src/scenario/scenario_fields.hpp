@@ -131,6 +131,10 @@ void visit_moe(V& v, S& s) {
                                .doc = "SMs the DeepEP / HybridEP kernels occupy; unset = Megatron-Core's defaults, 20 "
                                       "and 24"},
                      m.dispatcher_sms, kDispatcherSms);
+  v.boolean(FieldInfo{.key = "fp8_dispatch",
+                      .doc = "DeepEP / HybridEP dispatch FP8 tokens (DeepSeek-V3's stack); false = the 16-bit hidden "
+                             "states, as Megatron-Core's flex dispatcher does"},
+            m.fp8_dispatch);
   v.number(FieldInfo{.key = "host_sync_idle_s",
                      .doc = "measured seconds the GPU idles at each MoE layer forward after the token-count "
                             "read-back, on top of the host model's own wait (runtime; docs/accuracy.md, Round 8); 0 = "

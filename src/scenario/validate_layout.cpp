@@ -322,6 +322,24 @@ void check_a2a_overlap(const Scenario& s) {
   }
 }
 
+// An FP8 dispatch quantises the tokens DeepEP / HybridEP send; the NCCL dispatchers and 16-bit
+// training have nothing to quantise them to.
+void check_fp8_dispatch(const Scenario& s) {
+  if (!s.moe.fp8_dispatch) return;
+  if (s.moe.dispatcher != Dispatcher::kDeepep && s.moe.dispatcher != Dispatcher::kHybridep) {
+    throw InputError("/moe/fp8_dispatch", "true",
+                     "fp8_dispatch needs the deepep or hybridep dispatcher (dispatcher is " +
+                         std::string(to_string(s.moe.dispatcher)) + ")",
+                     "false, or dispatcher deepep, hybridep");
+  }
+  if (s.precision == Precision::kBf16 || s.precision == Precision::kFp16) {
+    throw InputError("/moe/fp8_dispatch", "true",
+                     "fp8_dispatch needs a low-precision recipe (precision is " + std::string(to_string(s.precision)) +
+                         ")",
+                     "false, or precision fp8, fp8-blockwise, mxfp8, nvfp4");
+  }
+}
+
 // Megatron-Core's CUDA-graph scopes (megatron/core/transformer/enums.py CudaGraphScope): moe captures
 // drop-and-pad MoE layers only and moe_preprocess requires moe_router; a graph replays fixed shapes,
 // so a whole-layer graph of a dropless MoE layer (whose token counts change every step) cannot be
@@ -398,6 +416,7 @@ void validate_layout(const Scenario& s) {
   check_experts(s);
   check_pad_to_capacity(s);
   check_a2a_overlap(s);
+  check_fp8_dispatch(s);
   check_cuda_graph(s);
   check_dispatcher_sms(s);
   check_batch(s);

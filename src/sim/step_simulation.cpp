@@ -173,7 +173,7 @@ DispatchMatrixResult StepSimulation::dispatch_matrix_of(std::int32_t layer) {
                                  s_.moe.dispatcher};
   const moe::DispatchMatrix m = moe::dispatch_matrix(
       shape, static_cast<double>(tokens_per_rank) * s_.moe.balanced_load_scale(), s_.model.hidden_size,
-      moe::dispatch_element_bytes(s_.moe.dispatcher, s_.precision), loads);
+      moe::dispatch_element_bytes(s_.moe.dispatcher, s_.precision, s_.moe.fp8_dispatch), loads);
   return {layer, m.ranks, m.dispatch_bytes, m.combine_bytes};
 }
 

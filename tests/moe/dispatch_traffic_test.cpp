@@ -127,8 +127,13 @@ TEST_CASE("alltoall rows give the same time as the plain all-to-all of all copie
   CHECK(split == doctest::Approx(plain).epsilon(1e-12).scale(0));
 }
 
-TEST_CASE("dispatch element bytes: FP8 only for the deduplicating dispatchers under low-precision training") {
-  CHECK(moe::dispatch_element_bytes(Dispatcher::kDeepep, Precision::kFp8) == doctest::Approx(1.03125).scale(0));
-  CHECK(moe::dispatch_element_bytes(Dispatcher::kDeepep, Precision::kBf16) == 2.0);
-  CHECK(moe::dispatch_element_bytes(Dispatcher::kAlltoall, Precision::kFp8) == 2.0);
+TEST_CASE("dispatch element bytes: FP8 only where a deduplicating dispatcher quantises under low-precision training") {
+  // moe.fp8_dispatch (DeepSeek-V3's stack): 1 byte + one fp32 scale per 128 elements.
+  CHECK(moe::dispatch_element_bytes(Dispatcher::kDeepep, Precision::kFp8, true) == doctest::Approx(1.03125).scale(0));
+  CHECK(moe::dispatch_element_bytes(Dispatcher::kHybridep, Precision::kMxfp8, true) == doctest::Approx(1.03125).scale(0));
+  // Megatron-Core's flex dispatcher hands DeepEP / HybridEP the bf16 hidden states (the default).
+  CHECK(moe::dispatch_element_bytes(Dispatcher::kDeepep, Precision::kFp8, false) == 2.0);
+  CHECK(moe::dispatch_element_bytes(Dispatcher::kHybridep, Precision::kMxfp8, false) == 2.0);
+  CHECK(moe::dispatch_element_bytes(Dispatcher::kDeepep, Precision::kBf16, true) == 2.0);
+  CHECK(moe::dispatch_element_bytes(Dispatcher::kAlltoall, Precision::kFp8, true) == 2.0);
 }

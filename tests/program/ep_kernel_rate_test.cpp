@@ -92,8 +92,17 @@ TEST_CASE("a B200 dispatch and combine take the received bytes over the publishe
     CHECK(dispatch.seconds - dispatch.latency_s == doctest::Approx(received_bytes(2.0) / 535.94e9).epsilon(1e-9));
     CHECK(combine.seconds - combine.latency_s == doctest::Approx(received_bytes(2.0) / 530.86e9).epsilon(1e-9));
   }
-  SUBCASE("HybridEP, MXFP8: the FP8 column, 1 byte + one fp32 scale per 128 elements") {
+  SUBCASE("HybridEP, MXFP8 as Megatron-Core runs it: the bf16 hidden states at the BF16 column") {
     const Scenario s = moe_scenario("dgx-b200", Dispatcher::kHybridep, Precision::kMxfp8, 16);
+    const program::LayerCostModel model(s, schedule::step_shape(s));
+    const auto ops = model.transformer_layer_ops(true, 4096);  // the ops outlive the references into them
+    const auto& dispatch = forward_op(ops, "dispatch");
+    CHECK(dispatch.seconds - dispatch.latency_s == doctest::Approx(received_bytes(2.0) / 535.94e9).epsilon(1e-9));
+  }
+  SUBCASE("HybridEP, MXFP8 with moe.fp8_dispatch: the FP8 column, 1 byte + one fp32 scale per 128 elements") {
+    Scenario s = moe_scenario("dgx-b200", Dispatcher::kHybridep, Precision::kMxfp8, 16);
+    s.moe.fp8_dispatch = true;
+    validate_layout(s);
     const program::LayerCostModel model(s, schedule::step_shape(s));
     const auto ops = model.transformer_layer_ops(true, 4096);  // the ops outlive the references into them
     const auto& dispatch = forward_op(ops, "dispatch");
