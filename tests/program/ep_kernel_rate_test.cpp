@@ -6,8 +6,8 @@
 #include <cmath>
 #include <string_view>
 
+#include "../preset_scenario.hpp"
 #include "config/hw_loader.hpp"
-#include "config/model_loader.hpp"
 #include "hw/ep_kernel_rates.hpp"
 #include "program/layer_cost.hpp"
 
@@ -26,11 +26,7 @@ hw::EpKernelTable made_up_table() {
 double gbps(std::optional<BytesPerSecond> r) { return r.value().value() / 1e9; }
 
 Scenario moe_scenario(const char* system, Dispatcher d, Precision p, std::optional<std::int64_t> sms) {
-  Scenario s;
-  s.name = "ep-kernel";
-  s.model = config::load_model_preset("qwen3-30b-a3b");
-  s.system = config::load_system_preset(system, 8);
-  s.training = {4096, 1, 8};
+  Scenario s = test::preset_scenario("ep-kernel", "qwen3-30b-a3b", system, 8, {4096, 1, 8});
   s.parallel.ep = 8;
   s.parallel.dp = 8;
   s.moe.dispatcher = d;
@@ -41,11 +37,7 @@ Scenario moe_scenario(const char* system, Dispatcher d, Precision p, std::option
 }
 
 const program::LayerOp& forward_op(const program::OpProgram& ops, std::string_view name) {
-  for (const auto& op : ops.forward) {
-    if (name == op.name) return op;
-  }
-  FAIL("no op ", name);
-  return ops.forward.front();
+  return test::find_op(ops.forward, name);
 }
 
 /// Bytes one rank receives per dispatch, its own rows included: 4096 tokens × hidden 2048 × the

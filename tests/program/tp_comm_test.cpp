@@ -5,20 +5,15 @@
 
 #include <string_view>
 
+#include "../preset_scenario.hpp"
 #include "collective/cost_model.hpp"
-#include "config/hw_loader.hpp"
-#include "config/model_loader.hpp"
 #include "program/layer_cost.hpp"
 
 using namespace moesim;
 
 namespace {
 Scenario tp_scenario(Precision precision, bool overlap, std::int64_t tp = 8) {
-  Scenario s;
-  s.name = "tp";
-  s.model = config::load_model_preset("llama-3-70b");
-  s.system = config::load_system_preset("hgx-h100", tp);
-  s.training = {8192, 1, 8};
+  Scenario s = test::preset_scenario("tp", "llama-3-70b", "hgx-h100", tp, {8192, 1, 8});
   s.parallel.tp = tp;
   s.parallel.etp = tp;
   s.parallel.dp = 1;
@@ -29,13 +24,6 @@ Scenario tp_scenario(Precision precision, bool overlap, std::int64_t tp = 8) {
   return s;
 }
 
-const program::LayerOp& find(const std::vector<program::LayerOp>& ops, std::string_view name) {
-  for (const auto& op : ops) {
-    if (name == op.name) return op;
-  }
-  FAIL("no op ", name);
-  return ops.front();
-}
 }  // namespace
 
 TEST_CASE("sequence-parallel all-gathers move the quantised tensor, reduce-scatters 16-bit") {
@@ -45,15 +33,15 @@ TEST_CASE("sequence-parallel all-gathers move the quantised tensor, reduce-scatt
     const Scenario s = tp_scenario(p, false);
     const program::LayerCostModel model(s, schedule::step_shape(s));
     const auto ops = model.transformer_layer_ops(false, 8192);
-    const auto& gather = find(ops.forward, "attn_all_gather");
-    const auto& scatter = find(ops.forward, "attn_reduce_scatter");
+    const auto& gather = test::find_op(ops.forward, "attn_all_gather");
+    const auto& scatter = test::find_op(ops.forward, "attn_reduce_scatter");
     CHECK(gather.bytes == doctest::Approx(tokens * h * quantized_activation_bytes(p)));
     CHECK(scatter.bytes == doctest::Approx(tokens * h * 2.0));
     // Backward: the output gradient's all-gather (quantised) after the row-parallel linear; the
     // input's re-gather (quantised) plus the data gradient's reduce-scatter (16-bit) at the
     // column-parallel one.
-    const auto& grad_gather = find(ops.backward, "attn_reduce_scatter");
-    const auto& regather_and_scatter = find(ops.backward, "attn_all_gather");
+    const auto& grad_gather = test::find_op(ops.backward, "attn_reduce_scatter");
+    const auto& regather_and_scatter = test::find_op(ops.backward, "attn_all_gather");
     CHECK(grad_gather.bytes == doctest::Approx(tokens * h * quantized_activation_bytes(p)));
     CHECK(regather_and_scatter.bytes == doctest::Approx(tokens * h * (quantized_activation_bytes(p) + 2.0)));
   }
@@ -70,13 +58,13 @@ TEST_CASE("without userbuffers only the column-parallel backward hides its colle
   const double gather = comms.time(collective::Op::kAllGather, Bytes(elems * 2), tp).value();
   const double scatter = comms.time(collective::Op::kReduceScatter, Bytes(elems * 2), tp).value();
   // Forward: both blocking.
-  CHECK(find(ops.forward, "attn_all_gather").seconds == doctest::Approx(gather));
-  CHECK(find(ops.forward, "attn_reduce_scatter").seconds == doctest::Approx(scatter));
+  CHECK(test::find_op(ops.forward, "attn_all_gather").seconds == doctest::Approx(gather));
+  CHECK(test::find_op(ops.forward, "attn_reduce_scatter").seconds == doctest::Approx(scatter));
   // Backward: the output gradient's all-gather blocks; the re-gather and the reduce-scatter run
   // under the QKV data- and weight-gradient GEMMs, which at 8k tokens are longer than either.
-  CHECK(find(ops.backward, "attn_reduce_scatter").seconds == doctest::Approx(gather));
-  CHECK(find(ops.backward, "attn_all_gather").seconds < 0.25 * (gather + scatter));
-  CHECK(find(ops.backward, "mlp_all_gather").seconds == doctest::Approx(0.0));
+  CHECK(test::find_op(ops.backward, "attn_reduce_scatter").seconds == doctest::Approx(gather));
+  CHECK(test::find_op(ops.backward, "attn_all_gather").seconds < 0.25 * (gather + scatter));
+  CHECK(test::find_op(ops.backward, "mlp_all_gather").seconds == doctest::Approx(0.0));
 }
 
 TEST_CASE("FP8 halves the exposed TP traffic of the all-gathers, not of the reduce-scatters") {
@@ -87,9 +75,9 @@ TEST_CASE("FP8 halves the exposed TP traffic of the all-gathers, not of the redu
   const program::LayerCostModel fp8(s_fp8, schedule::step_shape(s_fp8));
   const auto b = bf16.transformer_layer_ops(false, 8192);
   const auto f = fp8.transformer_layer_ops(false, 8192);
-  CHECK(find(f.forward, "mlp_all_gather").seconds < 0.75 * find(b.forward, "mlp_all_gather").seconds);
-  const double scatter_fp8 = find(f.forward, "mlp_reduce_scatter").seconds;
-  CHECK(scatter_fp8 == doctest::Approx(find(b.forward, "mlp_reduce_scatter").seconds));
+  CHECK(test::find_op(f.forward, "mlp_all_gather").seconds < 0.75 * test::find_op(b.forward, "mlp_all_gather").seconds);
+  const double scatter_fp8 = test::find_op(f.forward, "mlp_reduce_scatter").seconds;
+  CHECK(scatter_fp8 == doctest::Approx(test::find_op(b.forward, "mlp_reduce_scatter").seconds));
 }
 
 TEST_CASE("userbuffers overlap hides the blocking collectives under their own GEMMs") {

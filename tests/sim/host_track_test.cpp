@@ -8,8 +8,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "config/model_loader.hpp"
-#include "config/hw_loader.hpp"
+#include "../preset_scenario.hpp"
 #include "estimate/step_estimator.hpp"
 #include "program/host_gate.hpp"
 #include "program/host_ops.hpp"
@@ -25,11 +24,7 @@ namespace {
 /// Qwen3-30B-A3B (48 MoE layers, 128 experts, 16 per rank) on one HGX H100 node, one stage, EP 8,
 /// eight micro-batches, DP gradients reduced after the backward (the same exposed time either way).
 Scenario qwen3_on_h100(double framework_op_s) {
-  Scenario s;
-  s.name = "qwen3-30b-a3b host";
-  s.model = config::load_model_preset("qwen3-30b-a3b");
-  s.system = config::load_system_preset("hgx-h100", 8);
-  s.training = {4096, 1, 64};
+  Scenario s = test::preset_scenario("qwen3-30b-a3b host", "qwen3-30b-a3b", "hgx-h100", 8, {4096, 1, 64});
   s.parallel.ep = 8;
   s.parallel.dp = 8;
   s.optimizer.overlap_grad_reduce = false;

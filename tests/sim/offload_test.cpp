@@ -6,8 +6,7 @@
 
 #include <algorithm>
 
-#include "config/hw_loader.hpp"
-#include "config/model_loader.hpp"
+#include "../preset_scenario.hpp"
 #include "estimate/step_estimator.hpp"
 #include "memory/memory_result.hpp"
 #include "memory/rank_memory.hpp"
@@ -24,11 +23,7 @@ namespace {
 /// Mixtral-8x7B (32 MoE layers, 8 experts, top-2, h 4096, expert FFN 14336), bf16, 8 H100, EP 8,
 /// one pipeline stage, 8 micro-batches of 4096 tokens.
 Scenario mixtral_on_h100() {
-  Scenario s;
-  s.name = "mixtral offload";
-  s.model = config::load_model_preset("mixtral-8x7b");
-  s.system = config::load_system_preset("hgx-h100", 8);
-  s.training = {4096, 1, 64};
+  Scenario s = test::preset_scenario("mixtral offload", "mixtral-8x7b", "hgx-h100", 8, {4096, 1, 64});
   s.parallel.ep = 8;
   s.parallel.dp = 8;
   validate_layout(s);
