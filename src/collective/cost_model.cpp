@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 #include <utility>
 
 namespace moesim::collective {
@@ -120,6 +121,20 @@ Seconds CollectiveCostModel::alltoall_split_time(Bytes nvlink_bytes, Bytes netwo
     if (auto t = from_profile(Op::kAllToAll, size, g)) return *t;
   }
   return collective::alltoall_split_time(*system_, nvlink_bytes, network_bytes, g);
+}
+
+Seconds CollectiveCostModel::ep_kernel_time(std::string_view kernel, hw::EpKernelPhase phase, std::int64_t sms,
+                                            Bytes nvlink_bytes, Bytes network_bytes, const GroupPlacement& g) const {
+  const Seconds closed_form = alltoall_split_time(nvlink_bytes, network_bytes, g);
+  const double pd = static_cast<double>(g.per_domain);
+  if (pd <= 1 || nvlink_bytes.value() <= 0) return closed_form;
+  const auto& tables = system_->gpu.ep_kernel_algbw;
+  const auto table = tables.find(std::string(kernel));
+  if (table == tables.end()) return closed_form;
+  const std::optional<BytesPerSecond> rate = table->second.rate(phase, g.per_domain, sms);
+  if (!rate) return closed_form;
+  const Bytes received(nvlink_bytes.value() * pd / (pd - 1.0));
+  return std::max(closed_form, latency(Op::kAllToAll, g) + received / *rate);
 }
 
 Seconds CollectiveCostModel::latency(Op op, const GroupPlacement& g) const {

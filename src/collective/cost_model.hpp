@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "collective/closed_form.hpp"
+#include "hw/ep_kernel_rates.hpp"
 #include "hw/profile.hpp"
 #include "hw/system_spec.hpp"
 
@@ -63,6 +65,14 @@ class CollectiveCostModel {
   /// alltoall_split_time; a group inside one NVLink domain (no network bytes) uses the profile's
   /// all_to_all curve at the nccl-tests size the NVLink bytes make (they exclude this rank's own share).
   [[nodiscard]] Seconds alltoall_split_time(Bytes nvlink_bytes, Bytes network_bytes, const GroupPlacement& g) const;
+  /// One DeepEP / HybridEP dispatch or combine (`kernel`: the dispatcher's name in the GPU preset's
+  /// `ep_kernel_algbw` tables) with `sms` SMs: alltoall_split_time, or where the preset publishes the
+  /// kernel's algorithm bandwidth (hw/ep_kernel_rates.hpp) and the group has NVLink peers, the slower of
+  /// that and the all-to-all latency plus the bytes a rank receives over NVLink (the peers' rows ×
+  /// pd/(pd − 1): the table counts a rank's own share too) at the published rate for the domain's ranks.
+  /// The network part keeps its closed form either way.
+  [[nodiscard]] Seconds ep_kernel_time(std::string_view kernel, hw::EpKernelPhase phase, std::int64_t sms,
+                                       Bytes nvlink_bytes, Bytes network_bytes, const GroupPlacement& g) const;
   /// The size-independent part of the closed form (its latency terms); not a profile query.
   [[nodiscard]] Seconds latency(Op op, const GroupPlacement& g) const;
 

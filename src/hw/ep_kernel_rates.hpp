@@ -6,7 +6,8 @@
 // element type. The vendors publish that rate as "algorithm bandwidth": the bytes a rank receives,
 // its own share included, over the call's time through the Torch API (deepseek-ai/DeepEP
 // docs/README_Hybrid-EP.md). GPU presets carry those tables (src/hw/gpus/*.json, every table with
-// its source); program/ prices a dispatch or combine from them where the preset has one.
+// its source); collective::CollectiveCostModel::ep_kernel_time prices a dispatch or combine from them
+// where the preset has one.
 #include <cstdint>
 #include <optional>
 #include <vector>

@@ -461,38 +461,25 @@ void LayerCostModel::add_moe(Builder& c) const {
                                                           s_.moe.routing.device_limited_nodes, s_.moe.dispatcher});
       const double row_elems = static_cast<double>(t * h) * imbalance;
       const double d_elem = moe::dispatch_element_bytes(s_.moe.dispatcher, s_.precision, s_.moe.fp8_dispatch);
-      auto split_time = [&](double elem) {
-        return comms_.alltoall_split_time(Bytes(row_elems * rows.nvlink * elem),
-                                               Bytes(row_elems * rows.network * elem), shape_.groups.ep)
-            .value();
-      };
       // Volume: every (token, expert) copy for alltoall, this rank's own included, as the collective
       // volumes elsewhere; the rows actually sent for the deduplicating dispatchers.
       const bool dedup = s_.moe.dispatcher == Dispatcher::kDeepep || s_.moe.dispatcher == Dispatcher::kHybridep;
       const double rows_counted = dedup ? rows.nvlink + rows.network : static_cast<double>(topk);
       dispatch_bytes = row_elems * rows_counted * d_elem;
       combine_bytes = row_elems * rows_counted * kActivationBytes;
-      dispatch = split_time(d_elem);
-      combine = split_time(kActivationBytes);
-      if (dedup) {
-        // DeepEP and HybridEP do not move their NVLink rows at the link rate: their kernels copy with
-        // a few SMs and lay tokens out on the host side. Where the GPU preset publishes the kernel's
-        // algorithm bandwidth (hw/ep_kernel_rates.hpp: bytes a rank receives, its own rows included,
-        // per second), the NVLink part takes that long instead; the network part keeps its rate.
-        const double pd = static_cast<double>(shape_.groups.ep.per_domain);
-        const double received = pd > 1 ? row_elems * rows.nvlink * pd / (pd - 1.0) : 0.0;
-        const auto kernel_time = [&](hw::EpKernelPhase phase, double elem, double closed_form) {
-          const auto table = s_.system.gpu.ep_kernel_algbw.find(std::string(name_of(kDispatcherNames, s_.moe.dispatcher)));
-          if (received <= 0 || table == s_.system.gpu.ep_kernel_algbw.end()) return closed_form;
-          const auto rate = table->second.rate(phase, shape_.groups.ep.per_domain, s_.moe.kernel_sms());
-          if (!rate) return closed_form;
-          const double latency = comms_.latency(Op::kAllToAll, shape_.groups.ep).value();
-          return std::max(closed_form, latency + received * elem / rate->value());
-        };
-        dispatch = kernel_time(d_elem < kActivationBytes ? hw::EpKernelPhase::kDispatchFp8 : hw::EpKernelPhase::kDispatchBf16,
-                               d_elem, dispatch);
-        combine = kernel_time(hw::EpKernelPhase::kCombine, kActivationBytes, combine);
-      }
+      // DeepEP and HybridEP do not move their NVLink rows at the link rate: where the GPU preset
+      // publishes the kernel's algorithm bandwidth, collective::ep_kernel_time prices them at it.
+      const auto transfer_time = [&](double elem, hw::EpKernelPhase phase) {
+        const Bytes nvlink(row_elems * rows.nvlink * elem), network(row_elems * rows.network * elem);
+        if (!dedup) return comms_.alltoall_split_time(nvlink, network, shape_.groups.ep).value();
+        return comms_
+            .ep_kernel_time(name_of(kDispatcherNames, s_.moe.dispatcher), phase, s_.moe.kernel_sms(), nvlink, network,
+                            shape_.groups.ep)
+            .value();
+      };
+      dispatch = transfer_time(d_elem, d_elem < kActivationBytes ? hw::EpKernelPhase::kDispatchFp8
+                                                                 : hw::EpKernelPhase::kDispatchBf16);
+      combine = transfer_time(kActivationBytes, hw::EpKernelPhase::kCombine);
       dispatch_latency = combine_latency = comms_.latency(Op::kAllToAll, shape_.groups.ep).value();
     }
     add_comm(c, "dispatch", OpKind::kEpComm, CommGroup::kEp, dispatch, dispatch_latency, dispatch_bytes, rc_moe);
