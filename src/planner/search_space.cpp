@@ -173,6 +173,11 @@ Scenario scenario_for(const PlanRequest& request, const Candidate& c) {
   }
   // As tp_comm_overlap: a requested combined 1F1B applies to the candidates that can run it.
   s.moe.a2a_overlap = request.base.moe.a2a_overlap && a2a_overlap_possible(s);
+  // A stack that quantises its dispatch does so where there is something to quantise: a DeepEP /
+  // HybridEP candidate in a low-precision recipe (validate_layout's rule).
+  const bool dedup = c.dispatcher == Dispatcher::kDeepep || c.dispatcher == Dispatcher::kHybridep;
+  const bool low_precision = c.precision != Precision::kBf16 && c.precision != Precision::kFp16;
+  s.moe.fp8_dispatch = request.base.moe.fp8_dispatch && dedup && low_precision;
   if (c.offload) s.offload.activations = rescue_offload_modules(s.model.is_moe());
   return s;
 }

@@ -83,6 +83,28 @@ TEST_CASE("scenario_for derives dp, sequence parallelism and Megatron's embeddin
   CHECK(planner::describe(r, c) == "TP8 CP2 PP8 VPP8 DP8 · mbs 1 · none · bf16");
 }
 
+TEST_CASE("scenario_for keeps a quantised dispatch only on the candidates that have one to quantise") {
+  PlanRequest r = request_for("qwen3-30b-a3b", "dgx-b200", 8, 4096, 512);
+  r.base.precision = Precision::kMxfp8;
+  r.base.moe.dispatcher = Dispatcher::kDeepep;
+  r.base.moe.fp8_dispatch = true;
+  planner::complete_space(r);
+  Candidate c;
+  c.gpus = 8;
+  c.ep = 8;
+  for (const Precision p : {Precision::kMxfp8, Precision::kBf16}) {
+    for (const Dispatcher d : {Dispatcher::kDeepep, Dispatcher::kHybridep, Dispatcher::kAlltoall}) {
+      CAPTURE(to_string(p));
+      CAPTURE(to_string(d));
+      c.precision = p;
+      c.dispatcher = d;
+      const Scenario s = planner::scenario_for(r, c);
+      CHECK(s.moe.fp8_dispatch == (p == Precision::kMxfp8 && d != Dispatcher::kAlltoall));
+      CHECK_NOTHROW(validate_layout(s));
+    }
+  }
+}
+
 TEST_CASE("each verdict: topology, layout rule, memory, feasible") {
   PlanRequest r = request_for("mixtral-8x7b", "hgx-h100", 64, 4096, 256);
   planner::complete_space(r);
