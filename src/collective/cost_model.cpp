@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <string>
 #include <utility>
 
 namespace moesim::collective {
@@ -129,7 +128,7 @@ Seconds CollectiveCostModel::ep_kernel_time(std::string_view kernel, hw::EpKerne
   const double pd = static_cast<double>(g.per_domain);
   if (pd <= 1 || nvlink_bytes.value() <= 0) return closed_form;
   const auto& tables = system_->gpu.ep_kernel_algbw;
-  const auto table = tables.find(std::string(kernel));
+  const auto table = tables.find(kernel);
   if (table == tables.end()) return closed_form;
   const std::optional<BytesPerSecond> rate = table->second.rate(phase, g.per_domain, sms);
   if (!rate) return closed_form;

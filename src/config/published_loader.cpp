@@ -222,7 +222,7 @@ void apply_submission_settings(const SubmissionSettings& submitted, Scenario& s,
     s.optimizer.store_param_remainders = true;
     note("store_param_remainders true");
   }
-  if (submitted.fp8_param_gather && s.precision != Precision::kBf16 && s.precision != Precision::kFp16) {
+  if (submitted.fp8_param_gather && is_low_precision(s.precision)) {
     s.optimizer.fp8_param_gather = true;
     note("fp8_param_gather true");
   }

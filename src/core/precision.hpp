@@ -31,6 +31,9 @@ enum class Fp8Recipe { kDelayed, kTensorwise };
 inline constexpr auto kFp8RecipeNames =
     std::to_array<EnumName<Fp8Recipe>>({{Fp8Recipe::kDelayed, "delayed"}, {Fp8Recipe::kTensorwise, "tensorwise"}});
 
+/// An 8- or 4-bit recipe (anything but bf16 and fp16): what Transformer Engine quantises.
+[[nodiscard]] constexpr bool is_low_precision(Precision p) { return p != Precision::kBf16 && p != Precision::kFp16; }
+
 /// Bytes of one GEMM operand element in this precision (scales excluded).
 [[nodiscard]] double gemm_operand_bytes(Precision p);
 

@@ -1,6 +1,7 @@
 #pragma once
 // Datasheet and microbenchmark figures of one GPU type. Presets live in src/hw/gpus/*.json, every
 // figure with its source; config/ loads them.
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,7 +38,7 @@ struct GpuSpec {
   double sustained_tensor_rate = 1.0;
   /// Published intra-domain algorithm bandwidth of the deduplicating EP dispatchers, by dispatcher
   /// name ("deepep", "hybridep"); a dispatcher absent here is priced at the NVLink rate.
-  std::map<std::string, EpKernelTable> ep_kernel_algbw;
+  std::map<std::string, EpKernelTable, std::less<>> ep_kernel_algbw;  // std::less<>: looked up by string_view
   std::map<std::string, std::string> sources;  ///< figure name → citation
 
   /// Sustained GEMM ceiling of precision `p` (its own measurement, else the BF16 one).

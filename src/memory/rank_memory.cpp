@@ -61,8 +61,6 @@ Dims dims_of(const Scenario& s) {
   return d;
 }
 
-bool low_precision(Precision p) { return p != Precision::kBf16 && p != Precision::kFp16; }
-
 /// One-byte hidden-dropout masks after the attention projection and after the MLP (Korthikanti's
 /// convention, also Megatron's theoretical_memory_usage.py) exist only when the model trains with
 /// hidden dropout: dropout with p = 0 returns its input and saves nothing (ModelSpec::hidden_dropout).
@@ -78,7 +76,7 @@ double gemm_input_element_bytes(Precision p) { return quantized_activation_bytes
 /// Bytes per element of a norm output read by `consumers` GEMMs: one shared 16-bit tensor, or one
 /// quantized copy per low-precision GEMM.
 double norm_output_element_bytes(Precision p, double consumers) {
-  return low_precision(p) ? consumers * gemm_input_element_bytes(p) : kAct;
+  return is_low_precision(p) ? consumers * gemm_input_element_bytes(p) : kAct;
 }
 
 /// Per-token bytes of Q, K, V (per head, TP-sharded) and of the attention output (the projection's
@@ -121,8 +119,8 @@ double attention_bytes_per_token(const Scenario& s, const Recompute& rc, const D
   // the output projection's saved input. In low precision the projection keeps a quantized copy
   // instead; recomputing core attention (Megatron's checkpointed attention saves only its inputs) then
   // frees the 16-bit output.
-  if (!(rc.core_attn && low_precision(s.precision))) b += q.out;
-  if (low_precision(s.precision)) b += q.out / kAct * gemm_input_element_bytes(s.precision);
+  if (!(rc.core_attn && is_low_precision(s.precision))) b += q.out;
+  if (is_low_precision(s.precision)) b += q.out / kAct * gemm_input_element_bytes(s.precision);
   if (keeps_dropout_masks(s)) b += kMask * d.h / d.sp;
   // FlashAttention keeps no s×s tensor; the unfused path keeps softmax output, mask and dropout
   // output (5·a·s bytes per token over t) unless core_attn is recomputed (selective recompute).
@@ -140,7 +138,7 @@ double mlp_entry_bytes_per_token(const Scenario& s, const Recompute& rc, const D
     // experts' fc1 (MoE).
     const bool shared = s.model.moe_shared_expert_intermediate_size > 0;
     const double per_elem = !moe_layer ? norm_output_element_bytes(s.precision, 1.0)
-                            : low_precision(s.precision) && shared ? kAct + gemm_input_element_bytes(s.precision)
+                            : is_low_precision(s.precision) && shared ? kAct + gemm_input_element_bytes(s.precision)
                                                                   : kAct;
     b += per_elem * d.h / d.sp;
   }
@@ -199,7 +197,7 @@ LayerActivation offloaded_under(const Scenario& s, const Dims& d, const Recomput
   const OffloadSpec& off = s.offload;
   if (rc.full || off.activations.empty()) return a;
   const QkvBytes q = qkv_bytes(s, d);
-  const bool lp = low_precision(s.precision);
+  const bool lp = is_low_precision(s.precision);
   double attn = 0;
   if (off.has(OffloadModule::kAttnNorm)) attn += kAct * d.h / d.sp;
   if (off.has(OffloadModule::kQkvLinear) && !rc.layernorm) {

@@ -32,7 +32,7 @@ DispatchMatrix dispatch_matrix(const DispatchShape& shape, double tokens_per_ran
     for (std::int64_t s = 0; s < ep; ++s) {
       for (std::int64_t d = 0; d < ep; ++d) at(s, d) = tokens_per_rank;
     }
-  } else if (shape.dispatcher == Dispatcher::kDeepep || shape.dispatcher == Dispatcher::kHybridep) {
+  } else if (deduplicates(shape.dispatcher)) {
     // The balanced per-token chances of reaching one remote domain and one peer rank, as
     // dispatch_rows uses them.
     const DispatchReach reach = dispatch_reach(shape);

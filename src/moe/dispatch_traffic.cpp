@@ -53,9 +53,7 @@ DispatchReach dispatch_reach(const DispatchShape& s) {
 }
 
 double dispatch_element_bytes(Dispatcher d, Precision training, bool fp8_dispatch) {
-  const bool deduplicating = d == Dispatcher::kDeepep || d == Dispatcher::kHybridep;
-  const bool low_precision = training != Precision::kBf16 && training != Precision::kFp16;
-  if (fp8_dispatch && deduplicating && low_precision) return 1.0 + 4.0 / 128.0;
+  if (fp8_dispatch && deduplicates(d) && is_low_precision(training)) return 1.0 + 4.0 / 128.0;
   return 2.0;
 }
 

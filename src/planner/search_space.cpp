@@ -81,7 +81,7 @@ void complete_space(PlanRequest& request) {
     // HybridEP moves DeepEP's traffic: only where the GPU preset publishes both kernels' rates
     // (hw/ep_kernel_rates.hpp: Blackwell) do their prices differ, and only there are both searched.
     sp.dispatcher.push_back(b.moe.dispatcher);
-    if (m.is_moe() && b.moe.dispatcher != Dispatcher::kDeepep && b.moe.dispatcher != Dispatcher::kHybridep) {
+    if (m.is_moe() && !deduplicates(b.moe.dispatcher)) {
       sp.dispatcher.push_back(Dispatcher::kDeepep);
     }
     const auto& kernels = b.system.gpu.ep_kernel_algbw;
@@ -173,11 +173,8 @@ Scenario scenario_for(const PlanRequest& request, const Candidate& c) {
   }
   // As tp_comm_overlap: a requested combined 1F1B applies to the candidates that can run it.
   s.moe.a2a_overlap = request.base.moe.a2a_overlap && a2a_overlap_possible(s);
-  // A stack that quantises its dispatch does so where there is something to quantise: a DeepEP /
-  // HybridEP candidate in a low-precision recipe (validate_layout's rule).
-  const bool dedup = c.dispatcher == Dispatcher::kDeepep || c.dispatcher == Dispatcher::kHybridep;
-  const bool low_precision = c.precision != Precision::kBf16 && c.precision != Precision::kFp16;
-  s.moe.fp8_dispatch = request.base.moe.fp8_dispatch && dedup && low_precision;
+  // A stack that quantises its dispatch does so where there is something to quantise.
+  s.moe.fp8_dispatch = request.base.moe.fp8_dispatch && fp8_dispatch_possible(s);
   if (c.offload) s.offload.activations = rescue_offload_modules(s.model.is_moe());
   return s;
 }

@@ -463,7 +463,7 @@ void LayerCostModel::add_moe(Builder& c) const {
       const double d_elem = moe::dispatch_element_bytes(s_.moe.dispatcher, s_.precision, s_.moe.fp8_dispatch);
       // Volume: every (token, expert) copy for alltoall, this rank's own included, as the collective
       // volumes elsewhere; the rows actually sent for the deduplicating dispatchers.
-      const bool dedup = s_.moe.dispatcher == Dispatcher::kDeepep || s_.moe.dispatcher == Dispatcher::kHybridep;
+      const bool dedup = deduplicates(s_.moe.dispatcher);
       const double rows_counted = dedup ? rows.nvlink + rows.network : static_cast<double>(topk);
       dispatch_bytes = row_elems * rows_counted * d_elem;
       combine_bytes = row_elems * rows_counted * kActivationBytes;

@@ -84,6 +84,10 @@ struct RoutingSpec {
   std::int64_t device_limited_nodes = 0;  ///< DeepSeek's M; 0 = unlimited
 };
 
+/// DeepEP and HybridEP: kernels that send a token once per destination rank or domain (not once per
+/// expert) and run on a few SMs of their own.
+[[nodiscard]] constexpr bool deduplicates(Dispatcher d) { return d == Dispatcher::kDeepep || d == Dispatcher::kHybridep; }
+
 struct MoeSpec {
   Dispatcher dispatcher = Dispatcher::kAlltoall;
   std::optional<double> capacity_factor;  ///< nullopt = dropless
@@ -225,5 +229,8 @@ void validate_layout(const Scenario& s);
 /// an MoE model with ep > 1, a dispatcher other than allgather, no full recompute, and pp 1 or
 /// vpp > 1. The planner keeps a base scenario's a2a_overlap only on candidates where it can.
 [[nodiscard]] bool a2a_overlap_possible(const Scenario& s);
+/// Whether moe.fp8_dispatch can apply (validate_layout's rule): a deduplicating dispatcher in a
+/// low-precision recipe. The planner keeps a base scenario's fp8_dispatch only where it can.
+[[nodiscard]] bool fp8_dispatch_possible(const Scenario& s);
 
 }  // namespace moesim

@@ -326,13 +326,13 @@ void check_a2a_overlap(const Scenario& s) {
 // training have nothing to quantise them to.
 void check_fp8_dispatch(const Scenario& s) {
   if (!s.moe.fp8_dispatch) return;
-  if (s.moe.dispatcher != Dispatcher::kDeepep && s.moe.dispatcher != Dispatcher::kHybridep) {
+  if (!deduplicates(s.moe.dispatcher)) {
     throw InputError("/moe/fp8_dispatch", "true",
                      "fp8_dispatch needs the deepep or hybridep dispatcher (dispatcher is " +
                          std::string(to_string(s.moe.dispatcher)) + ")",
                      "false, or dispatcher deepep, hybridep");
   }
-  if (s.precision == Precision::kBf16 || s.precision == Precision::kFp16) {
+  if (!is_low_precision(s.precision)) {
     throw InputError("/moe/fp8_dispatch", "true",
                      "fp8_dispatch needs a low-precision recipe (precision is " + std::string(to_string(s.precision)) +
                          ")",
@@ -395,6 +395,8 @@ void check_precision(const Scenario& s) {
 }
 
 }  // namespace
+
+bool fp8_dispatch_possible(const Scenario& s) { return deduplicates(s.moe.dispatcher) && is_low_precision(s.precision); }
 
 bool a2a_overlap_possible(const Scenario& s) {
   return s.model.is_moe() && s.parallel.ep > 1 && s.moe.dispatcher != Dispatcher::kAllgather &&
