@@ -163,6 +163,28 @@ TEST_CASE("accuracy --point writes the point's scenario, which simulate reproduc
                        "exist; allowed: a new file or a regular file in an existing, writable folder, or - for standard output");
 }
 
+// The older releases of a Megatron-Bridge run are evidence (docs/accuracy.md, Round 13), never judged: the
+// newest release of each run stays out, no bound is printed and the exit status is 0 whatever the error.
+TEST_CASE("accuracy --superseded runs only the releases a newer one replaced, and judges no bound") {
+  auto r = test::run_command(bin() + " accuracy --superseded --group megatron-bridge", root());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // A superseded row (26.04.01, replaced by 26.08) runs; the newest release of the same run does not.
+  CHECK(r.out.find("mb-26-04-01-pre-training-dgx-gb200-qwen3-30b-a3b-mxfp8-8-0-tokens_per_s_per_gpu ") != std::string::npos);
+  CHECK(r.out.find("mb-26-08-pre-training-dgx-gb200-qwen3-30b-a3b-mxfp8-8-0-tokens_per_s_per_gpu ") == std::string::npos);
+  CHECK(r.out.find("bounds: not judged (superseded releases") != std::string::npos);
+  CHECK(r.out.find("bounds (docs/accuracy.md") == std::string::npos);
+  CHECK(r.out.find("some bounds are not met") == std::string::npos);
+
+  r = test::run_command(bin() + " accuracy --superseded -v --group megatron-bridge", root());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("skipped mb-26-08-pre-training-dgx-gb200-qwen3-30b-a3b-mxfp8-8-0-tokens_per_s_per_gpu: the newest "
+                   "release of its run (--superseded runs only the releases it replaced)") != std::string::npos);
+
+  r = test::run_command(bin() + " accuracy --superseded --cv", root());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--cv excludes --superseded") != std::string::npos);
+}
+
 // The exact device-limited expert loads enumerate ordered domain choices; past 4e6 moesim refuses the
 // scenario at simulation time (the loader cannot know the EP group's NVLink domains): exit 2, one line.
 TEST_CASE("a device limit too costly to enumerate exits 2 from simulate and skew, naming the file") {

@@ -4,8 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -66,13 +66,12 @@ TEST_CASE("commands in README.md and docs/ run and exit 0") {
   int ran = 0;
   // A command shown in several places (the README's plan is also the planner guide's) runs once: it is
   // the same command in the same folder either way.
-  std::vector<std::string> seen;
+  std::set<std::string> seen;
   for (const auto& f : files) {
     for (const auto& cmd : documented_commands(f)) {
       CAPTURE(f.filename().string());
       CAPTURE(cmd);
-      if (std::find(seen.begin(), seen.end(), cmd) != seen.end()) continue;
-      seen.push_back(cmd);
+      if (!seen.insert(cmd).second) continue;
       if (!have_shared && cmd.find("../shared") != std::string::npos) {
         MESSAGE("skipped (no ../shared): " << cmd);
         continue;
