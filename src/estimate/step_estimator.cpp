@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <utility>
 
+#include "moe/expected_skew.hpp"
 #include "program/data_parallel.hpp"
 #include "program/ep_overlap.hpp"
 #include "program/host_gate.hpp"
 #include "program/layer_cost.hpp"
+#include "program/ragged_expert_cost.hpp"
 #include "program/result_common.hpp"
 #include "schedule/stage_params.hpp"
 #include "schedule/stage_plan.hpp"
@@ -128,6 +132,76 @@ void hide_combined_all_to_alls(const Scenario& s, const LayerCostModel& lc, cons
   sc.unit.backward.ep_comm = std::max(0.0, sc.unit.backward.ep_comm - paired_share * per_microbatch.backward());
 }
 
+/// Under skewed routing every EP rank of a stage waits at each MoE layer's all-to-all for the most
+/// loaded one, as the simulation runs it: each layer is priced on its expected most loaded EP rank
+/// (moe/expected_skew.hpp), with the simulation's own rules for which ops follow the load and how a
+/// grouped expert GEMM runs over ragged rows (program/ragged_expert_cost.hpp). Padding to capacity
+/// gives every expert the same rows, so it removes the skew.
+class SkewedLayers {
+ public:
+  SkewedLayers(const Scenario& s, const schedule::StepShape& shape, const LayerCostModel& lc)
+      : s_(s), lc_(lc), cost_(lc.kernels()) {
+    active_ = shape.routing_skewed && !s.moe.pads_to_capacity();
+    if (!active_) return;
+    loads_.emplace(moe::expert_load_model(s, shape.groups.ep.per_domain));
+    query_ = {shape.sp_tokens * s.parallel.ep, s.parallel.ep, s.moe.capacity_factor};
+    // One popularity serves every layer unless it varies per layer (or is measured per layer).
+    per_layer_ = s.moe.routing.per_layer_variation || s.moe.routing.distribution == RoutingDistribution::kHistogram;
+  }
+  [[nodiscard]] bool active() const { return active_; }
+
+  /// The unit at model layer `cost_layer` routed as layer `load_layer` (MTP layers run the last
+  /// layer's program with loads of their own, numbered after the model's layers): its ops, cost and
+  /// host gates on the layer's expected most loaded EP rank.
+  const LayerCostModel::LayerKind& layer(std::int64_t cost_layer, std::int64_t load_layer) {
+    const LayerCostModel::LayerKind& base = lc_.layer(cost_layer);
+    if (!moves_expert_rows(base.ops)) return base;  // a dense layer: no routing
+    ++priced_[load_layer];
+    const std::int64_t key = per_layer_ ? load_layer : 0;
+    auto it = kinds_.find({&base, key});
+    if (it != kinds_.end()) return it->second;
+    auto load = loads_by_key_.find(key);
+    if (load == loads_by_key_.end()) {
+      load = loads_by_key_.emplace(key, moe::expected_max_rank_load(*loads_, load_layer, query_)).first;
+    }
+    LayerCostModel::LayerKind skewed;
+    skewed.ops = program::on_expected_rank(base.ops, load->second, s_.moe.dispatcher, cost_);
+    skewed.cost = skewed.ops.cost();
+    skewed.forward_gate = program::host_gate(skewed.ops.forward);
+    skewed.backward_gate = program::host_gate(skewed.ops.backward);
+    return kinds_.emplace(std::make_pair(&base, key), std::move(skewed)).first->second;
+  }
+
+  /// E[max/mean copies per EP rank], averaged over the MoE layers priced (1 without skew).
+  [[nodiscard]] double mean_imbalance() const {
+    if (loads_by_key_.empty()) return 1.0;
+    double sum = 0;
+    std::int64_t n = 0;
+    for (const auto& [layer, moe_layers] : priced_) {
+      sum += loads_by_key_.at(per_layer_ ? layer : 0).max_rank_factor * static_cast<double>(moe_layers);
+      n += moe_layers;
+    }
+    return n > 0 ? sum / static_cast<double>(n) : 1.0;
+  }
+
+ private:
+  [[nodiscard]] bool moves_expert_rows(const OpProgram& ops) const {
+    return std::any_of(ops.forward.begin(), ops.forward.end(),
+                       [&](const program::LayerOp& op) { return program::follows_expert_load(op, s_.moe.dispatcher); });
+  }
+
+  const Scenario& s_;
+  const LayerCostModel& lc_;
+  program::RaggedExpertCost cost_;
+  bool active_ = false, per_layer_ = false;
+  std::optional<moe::ExpertLoadModel> loads_;
+  moe::SkewQuery query_;
+  std::map<std::int64_t, moe::ExpectedRankLoad> loads_by_key_;
+  /// Each layer kind on the expected hottest rank of each popularity (one unless it varies per layer).
+  std::map<std::pair<const LayerCostModel::LayerKind*, std::int64_t>, LayerCostModel::LayerKind> kinds_;
+  std::map<std::int64_t, std::int64_t> priced_;
+};
+
 }  // namespace
 
 Result estimate_step(const Scenario& s, const EstimateOptions& options) {
@@ -139,7 +213,14 @@ Result estimate_step(const Scenario& s, const EstimateOptions& options) {
   const std::vector<StageLayers> stages = plan_stages(s);
   const std::vector<RankParams> params = rank_params(s, stages);
 
-  auto layer_cost = [&](std::int64_t layer) -> const UnitCost& { return lc.layer(layer).cost; };
+  SkewedLayers skewed(s, shape, lc);
+  // A unit's cost and host gates: as costed, or on its expected most loaded EP rank under skew.
+  auto add_layer = [&](StageCost& sc, StageHost& host, std::int64_t cost_layer, std::int64_t load_layer) {
+    const LayerCostModel::LayerKind& kind =
+        skewed.active() ? skewed.layer(cost_layer, load_layer) : lc.layer(cost_layer);
+    sc.unit += kind.cost;
+    host.add(kind);
+  };
 
   const OpProgram embedding = lc.embedding_ops(), head = lc.output_head_ops(), mtp = lc.mtp_projection_ops();
   const UnitCost embedding_cost = embedding.cost(), head_cost = head.cost(), mtp_cost = mtp.cost();
@@ -152,16 +233,12 @@ Result estimate_step(const Scenario& s, const EstimateOptions& options) {
       sc.unit += embedding_cost;
       host.add(embedding);
     }
-    for (std::int64_t layer : stages[i].layers) {
-      sc.unit += layer_cost(layer);
-      host.add(lc.layer(layer));
-    }
+    for (std::int64_t layer : stages[i].layers) add_layer(sc, host, layer, layer);
     if (stages[i].has_output_head) {
       for (std::int64_t k = 0; k < s.model.mtp_num_layers; ++k) {
         sc.unit += mtp_cost;
         host.add(mtp);
-        sc.unit += layer_cost(s.model.num_layers - 1);
-        host.add(lc.layer(s.model.num_layers - 1));
+        add_layer(sc, host, s.model.num_layers - 1, s.model.num_layers + k);
       }
       sc.unit += head_cost.scaled(static_cast<double>(1 + s.model.mtp_num_layers));
       for (std::int64_t k = 0; k <= s.model.mtp_num_layers; ++k) host.add(head);
@@ -236,7 +313,7 @@ Result estimate_step(const Scenario& s, const EstimateOptions& options) {
   b.critical_stage = static_cast<std::int64_t>(critical);
   b.exposed_comm = b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.dp_comm + b.offload_comm;
   b.bubble = std::max(0.0, r.step_time_s - b.compute - b.exposed_comm - b.optimizer - b.host_idle);
-  b.moe_imbalance = 1.0;
+  b.moe_imbalance = skewed.mean_imbalance();
 
   MemoryInputs memory;
   memory.compute = options.memory;

@@ -209,6 +209,12 @@ std::vector<double> ExpertLoadModel::expert_tokens(std::int64_t tokens, std::int
   return out;
 }
 
+ExpertLoadModel expert_load_model(const Scenario& s, std::int64_t ep_ranks_per_domain) {
+  return ExpertLoadModel(s.moe.routing, std::max<std::int64_t>(s.model.num_moe_experts, 1),
+                         std::max<std::int64_t>(s.model.moe_router_topk, 1), s.seed,
+                         s.model.num_moe_experts / std::max<std::int64_t>(s.parallel.ep, 1) * ep_ranks_per_domain);
+}
+
 double apply_capacity(std::vector<double>& expert_tokens, double capacity_factor, bool pad) {
   const double total = std::accumulate(expert_tokens.begin(), expert_tokens.end(), 0.0);
   if (expert_tokens.empty() || total <= 0) return 0.0;

@@ -33,6 +33,10 @@ class ExpertLoadModel {
                                                   std::int64_t step = 0) const;
 
   [[nodiscard]] bool balanced() const { return routing_.distribution == RoutingDistribution::kBalanced; }
+  /// A measured histogram: its shares are given exactly, with no multinomial noise around them.
+  [[nodiscard]] bool measured() const { return routing_.distribution == RoutingDistribution::kHistogram; }
+  [[nodiscard]] std::int64_t experts() const { return experts_; }
+  [[nodiscard]] std::int64_t topk() const { return topk_; }
 
  private:
   [[nodiscard]] std::vector<double> draw_popularity(std::int64_t layer_key, std::int64_t step_key) const;
@@ -45,6 +49,13 @@ class ExpertLoadModel {
   std::int64_t experts_per_domain_ = 0;
   mutable std::map<std::pair<std::int64_t, std::int64_t>, std::vector<double>> popularity_cache_;
 };
+
+/// The load model of a scenario, as the simulation draws it and the estimate takes its expectation:
+/// the scenario's routing, experts, top-k and seed, and the experts on one NVLink domain's EP ranks
+/// (device-limited routing), `ep_ranks_per_domain` being the EP group's members per domain. Draw
+/// (layer, micro-batch) of step 0 is `expert_tokens(sp_tokens × ep, layer, microbatch)`, `sp_tokens`
+/// being the tokens each EP rank routes per micro-batch and MoE layer (schedule::StepShape).
+[[nodiscard]] ExpertLoadModel expert_load_model(const Scenario& s, std::int64_t ep_ranks_per_domain);
 
 /// Caps every expert at capacity_factor × its balanced share (tokens·topk / experts), as Megatron's
 /// moe_expert_capacity_factor with the drop policy does; with `pad` (moe_pad_expert_input_to_capacity)

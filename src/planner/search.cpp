@@ -78,8 +78,17 @@ CandidateOutcome evaluate_candidate(const PlanRequest& request, const Candidate&
     out.memory_only = true;
     return out;
   }
-  // The memory verdict above is the memory model already; the estimate only adds the time.
-  const Result r = estimate::estimate_step(offloaded ? *offloaded : s, {.memory = false});
+  // The memory verdict above is the memory model already; the estimate only adds the time. Under
+  // skewed routing the estimate computes the layout's expert loads, which a device limit over too
+  // many NVLink domains makes too costly to enumerate: that layout is refused, as simulate refuses it.
+  Result r;
+  try {
+    r = estimate::estimate_step(offloaded ? *offloaded : s, {.memory = false});
+  } catch (const InputError& e) {
+    out.reason = "scenario rule at " + e.json_path();
+    out.detail = e.what();
+    return out;
+  }
   out.feasible = true;
   out.estimate.candidate = chosen;
   out.estimate.step_time_s = r.step_time_s;

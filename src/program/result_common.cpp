@@ -51,18 +51,20 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, 
   }
   // Assumptions the loader made (e.g. a topology file no preset matches).
   r.warnings.insert(r.warnings.end(), s.load_warnings.begin(), s.load_warnings.end());
-  // The closed form prices balanced expert loads; the simulation draws the routing and runs each
-  // EP rank with its own load.
+  // The closed form prices each MoE layer on its expected most loaded EP rank; the simulation draws
+  // every (layer, micro-batch) and runs each EP rank with its own load.
   const bool estimate = r.fidelity == Fidelity::kEstimate;
-  if (estimate && schedule::routing_skewed(s)) {
+  if (estimate && schedule::routing_skewed(s) && !s.moe.pads_to_capacity()) {
     r.warnings.push_back(fmt::format(
-        "routing distribution '{}': fidelity estimate assumes balanced expert loads (moe_imbalance 1.0); "
-        "fidelity simulation draws them",
+        "routing distribution '{}': fidelity estimate prices each MoE layer on its expected most loaded EP rank "
+        "(docs/routing.md); fidelity simulation draws every (layer, micro-batch)",
         to_string(s.moe.routing.distribution)));
   }
-  if (estimate && s.model.is_moe() && s.moe.capacity_factor && *s.moe.capacity_factor < 1.0) {
+  // Drops happen where a drawn load exceeds the capacity; balanced routing never does in either fidelity.
+  if (s.model.is_moe() && !schedule::routing_skewed(s) && s.moe.capacity_factor && *s.moe.capacity_factor < 1.0) {
     r.warnings.push_back(fmt::format(
-        "capacity_factor {} < 1 drops tokens; fidelity estimate does not remove them (fidelity simulation does)",
+        "capacity_factor {} < 1 would drop tokens, but under balanced routing every expert is priced at its "
+        "balanced share; set a skewed moe.routing to price the drops",
         *s.moe.capacity_factor));
   }
   if (s.calibration && costs && memory.compute) {

@@ -100,9 +100,9 @@ struct MoeSpec {
   /// Expert work (and all-to-all rows) per routed copy under balanced routing: capacity_factor with
   /// pad_to_capacity, else 1. The estimate costs MoE layers at this scale; the simulation's load
   /// factors are relative to it.
-  [[nodiscard]] double balanced_load_scale() const {
-    return pad_to_capacity && capacity_factor ? *capacity_factor : 1.0;
-  }
+  [[nodiscard]] double balanced_load_scale() const { return pads_to_capacity() ? *capacity_factor : 1.0; }
+  /// Every expert filled to the same capacity: routing skew no longer loads one EP rank more.
+  [[nodiscard]] bool pads_to_capacity() const { return pad_to_capacity && capacity_factor.has_value(); }
   bool grouped_gemm = true;
   /// Megatron --overlap-moe-expert-parallel-comm ("combined 1F1B", Megatron-Core
   /// docs/user-guide/features/moe_a2a_overlap.md): in the steady state a forward and a backward pass
@@ -138,7 +138,7 @@ struct MoeSpec {
   /// Whether Megatron's dispatcher reads the token counts back to the host each MoE forward: every
   /// run but a padded one (token_dispatcher.py MoEAlltoAllTokenDispatcher: "no_sync" only with
   /// drop_and_pad; a capacity factor without padding syncs even earlier, "before_permutation_1").
-  [[nodiscard]] bool reads_token_counts_back() const { return !(pad_to_capacity && capacity_factor); }
+  [[nodiscard]] bool reads_token_counts_back() const { return !pads_to_capacity(); }
   [[nodiscard]] bool pays_host_sync() const { return host_sync_idle_s > 0 && reads_token_counts_back(); }
 };
 

@@ -365,7 +365,7 @@ void check_cuda_graph(const Scenario& s) {
       (r.captures(CudaGraphScope::kMoeRouter) || r.captures(CudaGraphScope::kMoePreprocess))) {
     refuse("moe captures the whole MoE block, router and preprocessing included", "moe, or moe_router and moe_preprocess");
   }
-  const bool static_moe = s.moe.pad_to_capacity && s.moe.capacity_factor;
+  const bool static_moe = s.moe.pads_to_capacity();
   for (const CudaGraphScope scope : {CudaGraphScope::kMoe, CudaGraphScope::kLayer}) {
     if (r.captures(scope) && s.model.is_moe() && !static_moe) {
       refuse(std::string(to_string(scope)) +

@@ -1,9 +1,9 @@
 #include "sim/chunk_program.hpp"
 
-#include <string_view>
 #include <utility>
 
 #include "program/ep_overlap.hpp"
+#include "program/ragged_expert_cost.hpp"
 
 namespace moesim::sim {
 namespace {
@@ -14,21 +14,13 @@ struct Unit {
   std::int32_t layer = -1;
 };
 
-/// The expert kernels run on the copies routed to the rank; all-to-all dispatch and combine move
-/// them. The allgather dispatcher's all-gather and reduce-scatter move every token of the EP group
-/// whatever the routing, so their bytes do not follow the load (they still wait for every rank).
-bool follows_expert_load(const program::LayerOp& op, Dispatcher dispatcher) {
-  if (op.kind == program::OpKind::kCompute) return std::string_view(op.name).starts_with("expert_");
-  return op.group == program::CommGroup::kEp && dispatcher != Dispatcher::kAllgather;
-}
-
 void append_ops(std::vector<program::LayerOp>& ops, std::vector<std::int32_t>& load_layer, std::vector<double>* hidden,
                 const program::OpProgram& unit, const std::vector<program::LayerOp>& unit_ops, std::int32_t layer,
                 Dispatcher dispatcher, double sm_share) {
   const program::EpPairSaving saving = hidden ? program::ep_pair_saving(unit, sm_share) : program::EpPairSaving{};
   for (const program::LayerOp& op : unit_ops) {
     ops.push_back(op);
-    load_layer.push_back(layer >= 0 && follows_expert_load(op, dispatcher) ? layer : -1);
+    load_layer.push_back(layer >= 0 && program::follows_expert_load(op, dispatcher) ? layer : -1);
     if (hidden) hidden->push_back(program::ep_hidden_seconds(saving, op));
   }
 }

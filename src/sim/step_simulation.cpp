@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "sim/expert_draws.hpp"
+#include "moe/expert_loads.hpp"
 
 namespace moesim::sim::detail {
 namespace {
@@ -18,7 +18,7 @@ constexpr LayerOp kWaitForHost{"wait_for_host", OpKind::kHostIdle};
 StepSimulation::StepSimulation(const Scenario& s, const SimOptions& options)
     : s_(s), options_(options), shape_(schedule::step_shape(s)), costs_(s, shape_),
       stages_(schedule::plan_stages(s)), params_(schedule::rank_params(s, stages_)),
-      loads_(expert_load_model(s, shape_.groups.ep.per_domain)), ports_(queue_, s.system, shape_.simulated_ranks) {
+      loads_(moe::expert_load_model(s, shape_.groups.ep.per_domain)), ports_(queue_, s.system, shape_.simulated_ranks) {
   const auto& p = s.parallel;
   m_ = shape_.microbatches;
   vpp_ = p.vpp;
@@ -207,54 +207,8 @@ double StepSimulation::op_seconds(const RankState& r, const PipelinePass& pass, 
   const RoutingDraw& draw = routing_draw(layer, pass.microbatch);
   const auto j = static_cast<std::size_t>(r.ep_index);
   const double rank_factor = draw.rank_factors[j];
-  if (op.local_experts <= 0) return op.seconds * rank_factor;
   const std::span<const double> slots(draw.expert_factors.data() + draw.offsets[j], draw.offsets[j + 1] - draw.offsets[j]);
-  return grouped_expert_seconds(op, slots, rank_factor);
-}
-
-namespace {
-compute::GemmPart gemm_part_of(program::OpPhase phase) {
-  switch (phase) {
-    case program::OpPhase::kDgrad: return compute::GemmPart::kDgrad;
-    case program::OpPhase::kWgrad: return compute::GemmPart::kWgrad;
-    case program::OpPhase::kForward:
-    case program::OpPhase::kBackward:
-    case program::OpPhase::kRecompute: break;
-  }
-  return compute::GemmPart::kForward;
-}
-}  // namespace
-
-double StepSimulation::grouped_expert_seconds(const LayerOp& op, std::span<const double> expert_factors,
-                                              double rank_factor) {
-  const compute::GemmPart part = gemm_part_of(op.phase);
-  const compute::KernelCostModel& kernels = costs_.kernels();
-  // The estimator costed the balanced group (local_experts × grouped_m copies); what the op holds
-  // beyond that GEMM (the FP8 casts of its operands) is memory-bound and follows the rank's load.
-  const double rest = std::max(0.0, op.seconds - balanced_grouped_seconds(op, part));
-  grouped_tokens_.clear();
-  for (const double f : expert_factors) {
-    grouped_tokens_.push_back(std::llround(static_cast<double>(op.grouped_m) * f));
-  }
-  const double ragged =
-      compute::grouped_gemm(kernels, {grouped_tokens_, op.grouped_n, op.grouped_k, part}, op.grouped_precision).value();
-  return ragged + rest * rank_factor;
-}
-
-double StepSimulation::balanced_grouped_seconds(const LayerOp& op, compute::GemmPart part) {
-  for (const BalancedGrouped& b : balanced_grouped_) {
-    if (b.m == op.grouped_m && b.n == op.grouped_n && b.k == op.grouped_k && b.experts == op.local_experts &&
-        b.part == part && b.precision == op.grouped_precision) {
-      return b.seconds;
-    }
-  }
-  grouped_tokens_.assign(static_cast<std::size_t>(op.local_experts), op.grouped_m);
-  const double seconds =
-      compute::grouped_gemm(costs_.kernels(), {grouped_tokens_, op.grouped_n, op.grouped_k, part}, op.grouped_precision)
-          .value();
-  balanced_grouped_.push_back({op.grouped_m, op.grouped_n, op.grouped_k, op.local_experts, part, op.grouped_precision,
-                               seconds});
-  return seconds;
+  return expert_cost_.seconds(op, slots, rank_factor);
 }
 
 void StepSimulation::advance(std::int64_t st) {

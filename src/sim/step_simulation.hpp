@@ -14,13 +14,13 @@
 #include <span>
 #include <utility>
 
-#include "compute/grouped_gemm.hpp"
 #include "core/error.hpp"
 #include "engine/event_queue.hpp"
 #include "engine/flow_network.hpp"
 #include "program/data_parallel.hpp"
 #include "program/ep_overlap.hpp"
 #include "program/layer_cost.hpp"
+#include "program/ragged_expert_cost.hpp"
 #include "program/result_common.hpp"
 #include "moe/dispatch_matrix.hpp"
 #include "moe/expert_loads.hpp"
@@ -150,13 +150,6 @@ class StepSimulation {
   /// rank's per-expert token counts (compute/grouped_gemm), the other expert_* kernels linearly.
   double op_seconds(const RankState& r, const PipelinePass& pass, std::size_t op_index);
 
-  /// A grouped expert GEMM over these per-slot load factors: the GEMM part re-costed, whatever else
-  /// the op's time holds (FP8 casts) scaled with the rank's load.
-  double grouped_expert_seconds(const LayerOp& op, std::span<const double> expert_factors, double rank_factor);
-
-  /// grouped_gemm over the op's balanced group (local_experts × grouped_m), computed once per kind.
-  double balanced_grouped_seconds(const LayerOp& op, compute::GemmPart part);
-
   std::size_t slot(const PipelinePass& p) const {
     return static_cast<std::size_t>(((p.backward ? 1 : 0) * vpp_ + p.chunk) * m_ + p.microbatch);
   }
@@ -284,6 +277,7 @@ class StepSimulation {
   std::vector<schedule::StageLayers> stages_;
   std::vector<schedule::RankParams> params_;
   moe::ExpertLoadModel loads_;
+  program::RaggedExpertCost expert_cost_{costs_.kernels()};  ///< the expert ops of a rank under skew
   engine::EventQueue queue_;  // before ports_: the flow networks hold a reference to it
   PortNetwork ports_;
   std::vector<RankState> ranks_;
@@ -293,15 +287,6 @@ class StepSimulation {
   /// EP collectives in progress per stage, by sequence number.
   std::vector<std::map<std::int64_t, EpBarrier>> barriers_;
   std::map<std::int64_t, RoutingDraw> load_cache_;
-  std::vector<std::int64_t> grouped_tokens_;  ///< scratch for grouped_expert_seconds
-  /// The balanced grouped time of each expert GEMM kind (a handful: fc1/fc2 × part), by its problem.
-  struct BalancedGrouped {
-    std::int64_t m, n, k, experts;
-    compute::GemmPart part;
-    Precision precision;
-    double seconds;
-  };
-  std::vector<BalancedGrouped> balanced_grouped_;
   std::map<std::int32_t, moe::ExpertPlacement> placements_;
   double imbalance_sum_ = 0, imbalance_max_ = 1.0, dropped_ = 0;
   /// Per MoE layer: drawn tokens per expert summed over micro-batches, the draws, the worst imbalance

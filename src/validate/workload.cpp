@@ -10,7 +10,7 @@
 
 #include "core/error.hpp"
 #include "schedule/step_shape.hpp"
-#include "sim/expert_draws.hpp"
+#include "moe/expert_loads.hpp"
 
 namespace moesim::validate {
 namespace {
@@ -239,7 +239,7 @@ ValidationWorkload make_workload(const ProxyPlan& plan, std::int64_t steps, std:
   w.expert_ffn = m.moe_ffn_hidden_size;
   w.shared_ffn = m.moe_shared_expert_intermediate_size;
   // The draws the simulation prices: its load model, the EP group's tokens, step 0.
-  const moe::ExpertLoadModel loads = sim::expert_load_model(s, shape.groups.ep.per_domain);
+  const moe::ExpertLoadModel loads = moe::expert_load_model(s, shape.groups.ep.per_domain);
   const std::int64_t tokens = w.tokens_per_rank * w.ep;
   w.routed_copies.resize(static_cast<std::size_t>(w.layers));
   for (std::int64_t l = 0; l < w.layers; ++l) {

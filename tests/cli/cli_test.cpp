@@ -203,10 +203,12 @@ TEST_CASE("a device limit too costly to enumerate exits 2 from simulate and skew
     CHECK(trim(r.err) == message);
     CHECK_FALSE(fs::exists(out));
   }
-  // The closed form draws no loads (it warns that it assumes balanced ones), so it has nothing to refuse.
-  const auto r = test::run_command(bin() + " simulate --fidelity estimate " + scenario, root());
-  CHECK(r.exit_code == 0);
-  CHECK(r.out.find("fidelity estimate assumes balanced expert loads") != std::string::npos);
+  // The closed form prices the expected most loaded EP rank from the same loads: it refuses them too.
+  fs::remove(out);
+  const auto r = test::run_command(bin() + " simulate --fidelity estimate " + scenario + " --json '" + out.string() + "'", root());
+  CHECK(r.exit_code == 2);
+  CHECK(trim(r.err) == message);
+  CHECK_FALSE(fs::exists(out));
 }
 
 // Issue 33: interleaving with a micro-batch count that is not a multiple of pp stalled the simulation
