@@ -36,6 +36,7 @@ struct PlanCliOptions {
   std::string objective = "throughput", shard, json_out, html_out;
   std::int64_t seq = 0, global_batch = 0, top = 10, finalists = 8;
   double token_budget = 0;
+  double memory_headroom_gib = PlanRequest{}.memory_headroom_gib;
   int threads = 0;
   double checkpoint_every_s = 30;
   double host_sync_idle_s = -1;  ///< < 0: the scenario's moe.host_sync_idle_s (0 with the flags form)
@@ -99,6 +100,7 @@ PlanRequest build_request(const PlanCliOptions& o) {
   req.token_budget = o.token_budget;
   req.top = o.top;
   req.finalists = o.finalists;
+  req.memory_headroom_gib = o.memory_headroom_gib;
   req.skew_sensitivity = !o.no_skew;
   planner::complete_space(req);
   return req;
@@ -219,6 +221,7 @@ void register_plan(CLI::App& app, Commands& commands) {
   add_plan_field_option(sub, "token_budget", o->token_budget);
   add_plan_field_option(sub, "top", o->top);
   add_plan_field_option(sub, "finalists", o->finalists);
+  add_plan_field_option(sub, "memory_headroom_gib", o->memory_headroom_gib);
   sub->add_flag("--no-skew", o->no_skew, "skip the routing-skew sensitivity of the top 3");
   sub->add_option("--threads", o->threads, "worker threads (default: every core)")->check(CLI::Range(0, 1024));
   sub->add_option("--shard", o->shard,

@@ -18,6 +18,23 @@ std::string duration(double s) {
   return fmt::format("{:.0f} s", s);
 }
 
+/// The routing a MoE plan was ranked under, as the scenario's `moe.routing` says it.
+std::string routing_label(const RoutingSpec& r) {
+  std::string out(to_string(r.distribution));
+  switch (r.distribution) {
+    case RoutingDistribution::kZipf: out += fmt::format(" s {}", r.zipf_s); break;
+    case RoutingDistribution::kLognormal: out += fmt::format(" sigma {}", r.lognormal_sigma); break;
+    case RoutingDistribution::kDirichlet: out += fmt::format(" alpha {}", r.dirichlet_alpha); break;
+    case RoutingDistribution::kHistogram: out += " " + r.histogram_file; break;
+    case RoutingDistribution::kBalanced:
+    case RoutingDistribution::kUniform: break;
+  }
+  if (r.per_layer_variation) out += ", per-layer popularity";
+  if (r.per_step_variation) out += ", per-step popularity";
+  if (r.device_limited_nodes > 0) out += fmt::format(", device-limited to {} nodes", r.device_limited_nodes);
+  return out;
+}
+
 }  // namespace
 
 std::string format_plan(const Plan& plan) {
@@ -34,16 +51,30 @@ std::string format_plan(const Plan& plan) {
   // Every finalist was simulated, also those below the rows shown (--top).
   const std::int64_t simulated = std::min(std::max<std::int64_t>(req.finalists, 0), plan.feasible);
   out += fmt::format("searched {} candidates: {} fit, {} rejected; the best {} by estimate were simulated op by op "
-                     "and re-ranked\n\n",
+                     "and re-ranked\n",
                      thousands(static_cast<double>(plan.considered)), thousands(static_cast<double>(plan.feasible)),
                      thousands(static_cast<double>(rejected)), simulated);
+  if (b.model.is_moe()) {
+    // Say which skew the ranking assumed (issue 30): the scenario's, or none given.
+    if (b.moe.routing.distribution == RoutingDistribution::kBalanced) {
+      out += "routing: ranked under balanced expert loads (the scenario gives no skewed moe.routing; the skew "
+             "sensitivity below re-simulates the top rows under log-normal popularity)\n";
+    } else {
+      out += fmt::format("routing: ranked under the scenario's moe.routing, {} (the estimate prices each MoE layer on "
+                         "its expected most loaded EP rank; docs/routing.md)\n",
+                         routing_label(b.moe.routing));
+    }
+  }
+  out += "\n";
   out += fmt::format("{:>4}  {:<72} {:<5} {:>9} {:>10} {:>6} {:>9} {:>9}{}\n", "rank", "layout", "fid.", "step s",
                      "tok/s/GPU", "MFU", "peak GiB", "headroom", req.token_budget > 0 ? "  time to budget" : "");
   for (const auto& row : plan.rows) {
     const Result& r = row.result;
     const std::string budget =
         req.token_budget > 0 ? fmt::format("  {:>15}", duration(req.token_budget / r.tokens_per_s)) : std::string();
-    out += fmt::format("{:>4}  {:<72} {:<5} {:>9.3f} {:>10.0f} {:>5.1f}% {:>9.1f} {:>9.1f}{}\n", row.rank,
+    // A true tie shares the rank above's step time: "3=".
+    const std::string rank = std::to_string(row.rank) + (row.tied ? "=" : "");
+    out += fmt::format("{:>4}  {:<72} {:<5} {:>9.3f} {:>10.0f} {:>5.1f}% {:>9.1f} {:>9.1f}{}\n", rank,
                        planner::describe(req, row.estimate.candidate), row.simulated ? "sim" : "est", r.step_time_s,
                        r.tokens_per_s_per_gpu, 100.0 * r.mfu, row.estimate.peak_bytes / kGiB,
                        (r.memory.capacity_bytes - row.estimate.peak_bytes) / kGiB, budget);
@@ -68,7 +99,8 @@ std::string format_plan(const Plan& plan) {
     }
   }
   if (!plan.skew.empty()) {
-    out += "\nrouting-skew sensitivity (log-normal expert popularity, every EP rank simulated with its own load):\n";
+    out += "\nrouting-skew sensitivity (log-normal expert popularity, every EP rank simulated with its own load; the "
+           "change is against the row's step under the routing it was ranked with):\n";
     for (const auto& s : plan.skew) {
       out += fmt::format("  rank {}: σ {:.1f} → step {:.3f} s ({:+.1f} %), worst EP-rank imbalance {:.2f}\n", s.rank,
                          s.sigma, s.step_time_s, 100.0 * s.slowdown, s.max_imbalance);

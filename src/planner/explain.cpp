@@ -5,6 +5,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "planner/search_space.hpp"
 #include "schedule/stage_plan.hpp"
@@ -116,6 +117,42 @@ void explain_winner(Plan& plan) {
                               (w.estimate.peak_bytes - ru.estimate.peak_bytes) / kGiB, ru.estimate.peak_bytes / kGiB,
                               100.0 * gain));
   }
+}
+
+void explain_estimated_rows(Plan& plan) {
+  std::vector<std::string> tied;
+  double slowest_simulated = 0, gap_min = 0, gap_max = 0;
+  std::int64_t simulated = 0;
+  for (const PlanRow& row : plan.rows) {
+    if (row.tied) tied.push_back(std::to_string(row.rank));
+    if (!row.simulated) continue;
+    slowest_simulated = std::max(slowest_simulated, row.result.step_time_s);
+    const double gap = row.result.step_time_s / row.estimate.step_time_s - 1.0;
+    gap_min = simulated == 0 ? gap : std::min(gap_min, gap);
+    gap_max = simulated == 0 ? gap : std::max(gap_max, gap);
+    ++simulated;
+  }
+  if (!tied.empty()) {
+    plan.explanation.push_back(fmt::format(
+        "Rank{} {} tie{} with the row above: the same step time at the same fidelity; the candidate index orders them "
+        "(marked = in the table).",
+        tied.size() > 1 ? "s" : "", fmt::join(tied, ", "), tied.size() > 1 ? "" : "s"));
+  }
+  std::vector<std::string> faster;
+  for (const PlanRow& row : plan.rows) {
+    if (!row.simulated && simulated > 0 && row.result.step_time_s < slowest_simulated) {
+      faster.push_back(std::to_string(row.rank));
+    }
+  }
+  if (faster.empty()) return;
+  plan.explanation.push_back(fmt::format(
+      "Rank{} {} (est) show{} a shorter step than a simulated row above: {} a closed-form estimate, not simulated, and "
+      "the {} finalists' simulations came out {:+.1f} % to {:+.1f} % against their own estimates, so {} not known to be "
+      "faster; "
+      "estimated rows stay below the simulated ones (raise --finalists to simulate more).",
+      faster.size() > 1 ? "s" : "", fmt::join(faster, ", "), faster.size() > 1 ? "" : "s",
+      faster.size() > 1 ? "each is" : "it is", simulated, 100.0 * gap_min, 100.0 * gap_max,
+      faster.size() > 1 ? "they are" : "it is"));
 }
 
 std::string precision_risk(Precision p) {

@@ -16,6 +16,11 @@ namespace moesim::planner {
 /// Fills plan.explanation and plan.vs_runner_up from plan.rows.
 void explain_winner(Plan& plan);
 
+/// Adds to plan.explanation, where it applies: the rows tied with the row above them, and the estimated
+/// (not simulated) rows whose step beats a simulated row above them — not comparable, since the
+/// finalists' simulations differ from their own estimates by the range it states.
+void explain_estimated_rows(Plan& plan);
+
 /// The accuracy risk of training in `p`, with its source (empty for bf16).
 [[nodiscard]] std::string precision_risk(Precision p);
 

@@ -36,10 +36,10 @@ std::string infeasible_message(const PlanRequest& req, const SearchEvaluation& e
   std::string msg = fmt::format("no feasible layout among {} candidates", ev.considered);
   if (ev.smallest.present) {
     const SmallestFootprint& f = ev.smallest;
-    msg += fmt::format(": every layout that passes the layout rules needs more than the {:.1f} GiB per GPU of {}; "
-                       "the smallest needs {:.1f} GiB on stage {} ({})",
-                       f.capacity_bytes / kGiB, req.base.system.gpu.name, f.peak_bytes / kGiB, f.peak_stage,
-                       describe(req, f.candidate));
+    msg += fmt::format(": every layout that passes the layout rules needs more than the {:.1f} GiB per GPU of {} "
+                       "less {:.1f} GiB of headroom (--memory-headroom); the smallest needs {:.1f} GiB on stage {} ({})",
+                       req.base.system.gpu.hbm_capacity.value() / kGiB, req.base.system.gpu.name,
+                       req.memory_headroom_gib, f.peak_bytes / kGiB, f.peak_stage, describe(req, f.candidate));
     std::vector<std::string> hints;
     const SearchSpace& sp = req.space;
     const bool has_full = std::any_of(sp.recompute.begin(), sp.recompute.end(), [](const RecomputeSpec& r) {
@@ -159,8 +159,17 @@ Plan finish_plan(const PlanRequest& request, const std::vector<SearchEvaluation>
     if (sa != sb) return sa > sb;
     return a.estimate.candidate.index < b.estimate.candidate.index;
   });
-  for (std::size_t i = 0; i < plan.rows.size(); ++i) plan.rows[i].rank = static_cast<std::int64_t>(i) + 1;
+  for (std::size_t i = 0; i < plan.rows.size(); ++i) {
+    PlanRow& row = plan.rows[i];
+    row.rank = static_cast<std::int64_t>(i) + 1;
+    if (i == 0) continue;
+    const PlanRow& above = plan.rows[i - 1];
+    row.tied = row.simulated == above.simulated &&
+               objective_score(request, row.estimate.candidate.gpus, row.result.step_time_s) ==
+                   objective_score(request, above.estimate.candidate.gpus, above.result.step_time_s);
+  }
   explain_winner(plan);
+  explain_estimated_rows(plan);
 
   // The winner's layout at every precision the GPU supports (estimate), with the accuracy risk.
   const Candidate& win = plan.rows.front().estimate.candidate;

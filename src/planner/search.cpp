@@ -48,7 +48,8 @@ CandidateOutcome evaluate_candidate(const PlanRequest& request, const Candidate&
     }
   };
   peak_of(s, out.peak_bytes, out.peak_stage);
-  const double capacity = s.system.gpu.hbm_capacity.value();
+  // A layout fits when its predicted peak leaves the request's headroom free.
+  const double capacity = s.system.gpu.hbm_capacity.value() - request.memory_headroom_bytes();
   Candidate chosen = c;
   std::optional<Scenario> offloaded;  // the candidate's scenario with the planner's offloading, when it needs it
 
@@ -73,8 +74,9 @@ CandidateOutcome evaluate_candidate(const PlanRequest& request, const Candidate&
   if (out.peak_bytes > capacity) {
     constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
     out.reason = fmt::format("out of memory on stage {}", out.peak_stage);
-    out.detail = fmt::format("needs {:.1f} GiB on pipeline stage {}; capacity {:.1f} GiB", out.peak_bytes / kGiB,
-                             out.peak_stage, capacity / kGiB);
+    out.detail = fmt::format("needs {:.1f} GiB on pipeline stage {}; capacity {:.1f} GiB less {:.1f} GiB of headroom",
+                             out.peak_bytes / kGiB, out.peak_stage, s.system.gpu.hbm_capacity.value() / kGiB,
+                             request.memory_headroom_gib);
     out.memory_only = true;
     return out;
   }

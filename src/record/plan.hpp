@@ -69,6 +69,9 @@ struct PlanRow {
   CandidateEstimate estimate;
   Result result;               ///< at fidelity simulation for finalists, else the estimate
   bool simulated = false;
+  /// The same objective score as the row above at the same fidelity: a true tie, which the candidate
+  /// index only orders.
+  bool tied = false;
 };
 
 struct SkewSensitivity {

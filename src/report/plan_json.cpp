@@ -109,6 +109,7 @@ Json row_to_json(const PlanRequest& req, const PlanRow& row) {
          {"candidate_index", row.estimate.candidate.index},
          {"layout", layout_of(req, row.estimate.candidate)},
          {"fidelity", row.simulated ? "simulation" : "estimate"},
+         {"tied", row.tied},
          {"step_time_s", finite(r.step_time_s, "step_time_s")},
          {"estimate_step_time_s", finite(row.estimate.step_time_s, "estimate_step_time_s")},
          {"tokens_per_s", finite(r.tokens_per_s, "tokens_per_s")},

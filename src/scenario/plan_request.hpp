@@ -41,6 +41,11 @@ struct PlanRequest {
   std::int64_t top = 10;           ///< rows of the ranked table
   std::int64_t finalists = 8;      ///< best candidates by estimate that are simulated and re-ranked (K)
   bool skew_sensitivity = true;    ///< re-simulate the top 3 at log-normal σ = 0.5 and 1.0 (MoE models)
+  /// GiB each GPU must keep free beyond the memory model's peak for a layout to count as fitting: the
+  /// model misses published runs by up to a few GiB either way (docs/memory.md), so a layout predicted
+  /// to leave 0.1 GiB is a coin toss (docs/planner.md).
+  double memory_headroom_gib = 2.0;
+  [[nodiscard]] double memory_headroom_bytes() const { return memory_headroom_gib * 1024.0 * 1024.0 * 1024.0; }
 };
 
 [[nodiscard]] std::string_view to_string(PlanObjective o);

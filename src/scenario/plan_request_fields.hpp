@@ -26,6 +26,8 @@ inline constexpr IntRange kTop{1, 100'000};
 inline constexpr IntRange kFinalists{0, 100'000};
 /// Tokens to train; 10^18 is ~10^4 × the largest published pre-training runs (~1.5·10^13 tokens).
 inline constexpr NumberRange kTokenBudget{0.0, 1e18, false};
+/// GiB kept free per GPU; 1024 GiB is above every GPU's memory, so any larger value rejects everything.
+inline constexpr NumberRange kMemoryHeadroomGib{0.0, 1024.0, false};
 
 template <typename S>
 concept SpaceRef = std::is_same_v<std::remove_const_t<S>, SearchSpace>;
@@ -118,6 +120,12 @@ void visit_plan_request(V& v, R& r) {
                       .doc = "best candidates by estimate simulated op by op and re-ranked (K)",
                       .cli_flag = "--finalists"},
             r.finalists, kFinalists);
+  v.number(FieldInfo{.key = "memory_headroom_gib",
+                     .doc = "GiB each GPU keeps free beyond the predicted peak for a layout to count as fitting "
+                            "(the memory model misses published runs by up to a few GiB; 0 accepts a layout at "
+                            "capacity)",
+                     .cli_flag = "--memory-headroom"},
+           r.memory_headroom_gib, kMemoryHeadroomGib);
   v.boolean(FieldInfo{.key = "skew_sensitivity",
                       .doc = "re-simulate the top 3 at log-normal sigma 0.5 and 1.0 (MoE models; --no-skew turns it off)"},
             r.skew_sensitivity);
