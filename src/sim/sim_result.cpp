@@ -43,10 +43,15 @@ SimOutput StepSimulation::finish() {
   memory.redundant_experts_per_rank = replaced ? static_cast<double>(options_.redundant_experts_per_rank) : 0.0;
   program::finish_result(r, stages_, memory, &costs_);
   if (options_.redundant_experts_per_rank >= 0 && ep_sim_ > 1) {
+    const std::string source =
+        options_.placement_window_microbatches > 0
+            ? fmt::format("the loads of {} micro-batches of the step before (a balancer's window, judged on fresh draws)",
+                          options_.placement_window_microbatches)
+            : std::string("the exact popularity (an oracle)");
     r.warnings.push_back(fmt::format(
-        "experts re-placed EPLB-style with {} redundant slot(s) per EP rank from each layer's expected loads "
+        "experts re-placed EPLB-style with {} redundant slot(s) per EP rank from {} "
         "(the replicas' weights, low-precision copies and gradients are in memory)",
-        options_.redundant_experts_per_rank));
+        options_.redundant_experts_per_rank, source));
   }
   if (s_.model.is_moe() && imbalance_draws_ > 0) {
     r.routing.present = true;

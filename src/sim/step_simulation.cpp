@@ -180,9 +180,21 @@ DispatchMatrixResult StepSimulation::dispatch_matrix_of(std::int32_t layer) {
 const moe::ExpertPlacement& StepSimulation::placement_of(std::int32_t layer, std::int64_t tokens_per_rank) {
   auto it = placements_.find(layer);
   if (it != placements_.end()) return it->second;
-  std::vector<double> expected = loads_.popularity(layer);
-  const double copies = static_cast<double>(tokens_per_rank * s_.parallel.ep * s_.model.moe_router_topk);
-  for (double& x : expected) x *= copies;
+  const std::int64_t routed = tokens_per_rank * s_.parallel.ep;
+  std::vector<double> expected;
+  if (options_.placement_window_microbatches > 0) {
+    // A balancer's profile window: the previous step's draws (step −1: the same popularity unless it
+    // varies per step, fresh multinomial noise either way), summed over the window.
+    constexpr std::int64_t kProfileStep = -1;
+    for (std::int64_t mb = 0; mb < options_.placement_window_microbatches; ++mb) {
+      const std::vector<double> draw = loads_.expert_tokens(routed, layer, mb, kProfileStep);
+      if (expected.empty()) expected.assign(draw.size(), 0.0);
+      for (std::size_t e = 0; e < draw.size(); ++e) expected[e] += draw[e];
+    }
+  } else {
+    expected = loads_.popularity(layer);
+    for (double& x : expected) x *= static_cast<double>(routed * s_.model.moe_router_topk);
+  }
   return placements_
       .emplace(layer, moe::balanced_placement(expected, s_.parallel.ep, options_.redundant_experts_per_rank))
       .first->second;

@@ -10,7 +10,11 @@
 using namespace moesim;
 namespace fs = std::filesystem;
 
-TEST_CASE("moesim skew: the step time grows with sigma and the placement optimiser never makes it worse") {
+// The built-in scenario redraws its popularity every step (per_step_variation): EPLB, placed from the
+// previous step's window and judged on this step's draws, cannot know this step's hot experts and
+// recovers little or nothing (docs/routing.md, "Expert placement"). With hot experts that stay hot
+// (docs/scenarios/deepseek-v3-h100-256-ep64.json) it recovers nearly all of the penalty.
+TEST_CASE("moesim skew: the step time grows with sigma; EPLB from the previous step's window") {
   const fs::path out = test::binary_dir() / ("skew-" + std::to_string(::getpid()) + ".json");
   const auto r = test::run_command(test::moesim_binary() + " skew custom-moe-lognormal-gb200 --sweep sigma=0:1.5:0.5 "
                                                            "--json '" + out.string() + "'",
@@ -29,9 +33,20 @@ TEST_CASE("moesim skew: the step time grows with sigma and the placement optimis
     // Same seed, larger sigma: every draw is at least as skewed, so the step is at least as slow.
     CHECK(points[i].at("step_time_s").get<double>() >= points[i - 1].at("step_time_s").get<double>());
     CHECK(points[i].at("mean_imbalance").get<double>() > 1.0);
-    CHECK(points[i].at("eplb_step_time_s").get<double>() <= points[i].at("step_time_s").get<double>());
-    CHECK(points[i].at("recovered").get<double>() > 0.5);
+    CHECK(points[i].at("eplb_mean_imbalance").get<double>() > 1.2);
+    CHECK(points[i].at("recovered").get<double>() < 0.5);
   }
+
+  const fs::path dsv3 = test::binary_dir() / ("skew-dsv3-" + std::to_string(::getpid()) + ".json");
+  const auto d = test::run_command(test::moesim_binary() + " skew docs/scenarios/deepseek-v3-h100-256-ep64.json "
+                                                           "--sweep sigma=0.5:0.5:0.5 --json '" + dsv3.string() + "'",
+                                   test::source_dir().string());
+  REQUIRE(d.exit_code == 0);
+  const auto k = nlohmann::json::parse(test::slurp(dsv3.string()));
+  fs::remove(dsv3);
+  const auto& p = k.at("points").at(0);
+  CHECK(p.at("eplb_step_time_s").get<double>() < p.at("step_time_s").get<double>());
+  CHECK(p.at("recovered").get<double>() > 0.9);
 }
 
 TEST_CASE("moesim skew refuses a bad sweep and a dense model") {
