@@ -155,7 +155,7 @@ class SkewedLayers {
   /// host gates on the layer's expected most loaded EP rank.
   const LayerCostModel::LayerKind& layer(std::int64_t cost_layer, std::int64_t load_layer) {
     const LayerCostModel::LayerKind& base = lc_.layer(cost_layer);
-    if (!moves_expert_rows(base.ops)) return base;  // a dense layer: no routing
+    if (!s_.model.layer_is_moe(cost_layer)) return base;  // a dense layer: no routing
     ++priced_[load_layer];
     const std::int64_t key = per_layer_ ? load_layer : 0;
     auto it = kinds_.find({&base, key});
@@ -185,11 +185,6 @@ class SkewedLayers {
   }
 
  private:
-  [[nodiscard]] bool moves_expert_rows(const OpProgram& ops) const {
-    return std::any_of(ops.forward.begin(), ops.forward.end(),
-                       [&](const program::LayerOp& op) { return program::follows_expert_load(op, s_.moe.dispatcher); });
-  }
-
   const Scenario& s_;
   const LayerCostModel& lc_;
   program::RaggedExpertCost cost_;

@@ -5,18 +5,12 @@
 #include <numeric>
 
 #include "moe/expected_skew.hpp"
+#include "../routing_spec.hpp"
 
 using namespace moesim;
+using test::routing;
 
 namespace {
-RoutingSpec routing(RoutingDistribution d, double parameter = 0) {
-  RoutingSpec r;
-  r.distribution = d;
-  r.zipf_s = parameter;
-  r.lognormal_sigma = parameter;
-  r.dirichlet_alpha = parameter;
-  return r;
-}
 
 /// The mean over `draws` micro-batches of max/mean copies per EP rank, as the simulation draws them.
 double drawn_mean_imbalance(const moe::ExpertLoadModel& m, std::int64_t tokens, std::int64_t ep, int draws,

@@ -5,18 +5,12 @@
 #include <numeric>
 
 #include "moe/expert_loads.hpp"
+#include "../routing_spec.hpp"
 
 using namespace moesim;
+using test::routing;
 
 namespace {
-RoutingSpec routing(RoutingDistribution d, double parameter = 0) {
-  RoutingSpec r;
-  r.distribution = d;
-  r.zipf_s = parameter;
-  r.lognormal_sigma = parameter;
-  r.dirichlet_alpha = parameter;
-  return r;
-}
 double sum(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
 }  // namespace
 

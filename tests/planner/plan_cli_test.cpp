@@ -160,6 +160,10 @@ TEST_CASE("bad plan options: one clear error, exit 2") {
       {" plan --model mixtral-9x9b --system hgx-h100 --gpus 64 --seq 4096 --global-batch 256", "unknown model preset"},
       {" plan --model mixtral-8x7b --system hgx-h100 --gpus 64 --seq 4096 --global-batch 256 --objective time-to-tokens",
        "objective time-to-tokens needs a token budget"},
+      {" plan mixtral-8x7b-h100-64 --memory-headroom -1",
+       "moesim: error: at --memory-headroom: value -1: out of range; allowed: numbers from 0 to 1024"},
+      {" plan mixtral-8x7b-h100-64 --memory-headroom nan",
+       "moesim: error: at --memory-headroom: value nan: not a finite number; allowed: numbers from 0 to 1024"},
   };
   for (const auto& c : cases) {
     const auto r = run_moesim(c.args);

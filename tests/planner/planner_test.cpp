@@ -28,6 +28,17 @@ PlanRequest request_for(const std::string& model, const std::string& system, std
   return r;
 }
 
+/// The layout of the built-in mixtral-8x7b-h100-64 scenario: TP1 PP4 VPP8 EP8 on 64 H100.
+Candidate builtin_mixtral_layout() {
+  Candidate c;
+  c.gpus = 64;
+  c.tp = 1;
+  c.pp = 4;
+  c.vpp = 8;
+  c.ep = 8;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("the default space: TP in powers of two up to 16, EP over the expert count's divisors, one precision") {
@@ -309,12 +320,7 @@ TEST_CASE("the explanation of an eager dropless MoE plan says how long its GPUs 
 TEST_CASE("a layout that fits only with offloaded expert activations is kept, offloading, and priced so") {
   PlanRequest r = request_for("mixtral-8x7b", "hgx-h100", 64, 4096, 256);
   planner::complete_space(r);
-  Candidate c;
-  c.gpus = 64;
-  c.tp = 1;
-  c.pp = 4;
-  c.vpp = 8;
-  c.ep = 8;
+  Candidate c = builtin_mixtral_layout();
   // Find the smallest micro-batch at which this layout no longer fits as is (its saved routed
   // activations grow with the micro-batch) but fits with expert_fc1 and moe_act offloaded.
   bool found = false;
@@ -357,12 +363,7 @@ TEST_CASE("memory headroom: a layout fits only with the request's headroom left,
   PlanRequest r = request_for("mixtral-8x7b", "hgx-h100", 64, 4096, 256);
   planner::complete_space(r);
   CHECK(r.memory_headroom_gib == 2.0);
-  Candidate c;
-  c.gpus = 64;
-  c.tp = 1;
-  c.pp = 4;
-  c.vpp = 8;
-  c.ep = 8;
+  Candidate c = builtin_mixtral_layout();
   // Full recompute: the planner's offload rescue (which could make room again) does not apply.
   const auto full = std::find_if(r.space.recompute.begin(), r.space.recompute.end(),
                                  [](const RecomputeSpec& x) { return x.granularity == RecomputeGranularity::kFull; });

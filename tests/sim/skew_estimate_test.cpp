@@ -13,17 +13,12 @@
 #include "estimate/step_estimator.hpp"
 #include "sim/step_simulator.hpp"
 #include "../test_paths.hpp"
+#include "../routing_spec.hpp"
 
 using namespace moesim;
+using test::routing;
 
 namespace {
-RoutingSpec routing(RoutingDistribution d, double parameter) {
-  RoutingSpec r;
-  r.distribution = d;
-  r.zipf_s = parameter;
-  r.lognormal_sigma = parameter;
-  return r;
-}
 
 void check_agreement(const std::string& name, const Scenario& s) {
   CAPTURE(name);
