@@ -33,6 +33,7 @@ namespace {
 
 struct PlanCliOptions {
   std::string scenario, model, system, gpus, tp, cp, pp, vpp, ep, etp, micro_batch_size, recompute, precision, dispatcher;
+  std::string redundant_experts;
   std::string objective = "throughput", shard, json_out, html_out;
   std::int64_t seq = 0, global_batch = 0, top = 10, finalists = 8;
   double token_budget = 0;
@@ -91,6 +92,10 @@ PlanRequest build_request(const PlanCliOptions& o) {
   if (!o.recompute.empty()) req.space.recompute = parse_recompute_list(o.recompute);
   if (!o.precision.empty()) req.space.precision = parse_precisions(o.precision, req.base.system.gpu);
   if (!o.dispatcher.empty()) req.space.dispatcher = parse_dispatchers(o.dispatcher);
+  if (!o.redundant_experts.empty()) {
+    req.space.redundant_experts_per_rank =
+        parse_int_list(plan_list_field("space.redundant_experts_per_rank"), o.redundant_experts, false);
+  }
   if (o.host_sync_idle_s >= 0) req.base.moe.host_sync_idle_s = o.host_sync_idle_s;
   req.objective = *value_of(kPlanObjectiveNames, o.objective);  // CLI11 checked it is a name
   if (req.objective == PlanObjective::kTimeToTokens && !(o.token_budget > 0)) {
@@ -207,7 +212,8 @@ void register_plan(CLI::App& app, Commands& commands) {
   add_field_option(sub, "training.global_batch_size", o->global_batch);
   for (auto [path, target] : {std::pair{"space.tp", &o->tp}, {"space.cp", &o->cp}, {"space.pp", &o->pp},
                                {"space.vpp", &o->vpp}, {"space.ep", &o->ep}, {"space.etp", &o->etp},
-                               {"space.micro_batch_size", &o->micro_batch_size}}) {
+                               {"space.micro_batch_size", &o->micro_batch_size},
+                               {"space.redundant_experts_per_rank", &o->redundant_experts}}) {
     add_plan_field_option(sub, path, *target, "a list N1,N2,...");
   }
   add_plan_field_option(sub, "space.recompute", o->recompute,

@@ -33,6 +33,14 @@ int run_skew(const Options& o) {
       throw InputError("/parallel/ep", std::to_string(base.parallel.ep),
                        "skew needs an MoE model with expert parallelism (ep >= 2)", "ep >= 2 with num_moe_experts > 0");
     }
+    // Each rank holds an expert at most once: E/ep own slots plus at most E − E/ep replicas.
+    const std::int64_t most = base.model.num_moe_experts - base.model.num_moe_experts / base.parallel.ep;
+    if (o.redundant > most) {
+      throw InputError("--redundant", std::to_string(o.redundant),
+                       "a rank holds each expert at most once: at most num_moe_experts − num_moe_experts/ep = " +
+                           std::to_string(most) + " redundant slots per rank",
+                       "0 to " + std::to_string(most));
+    }
     std::printf("%s · %s × %lld · EP%lld · %lld experts top-%lld · redundant slots per rank %lld\n",
                 base.name.c_str(), base.system.name.c_str(), static_cast<long long>(base.system.gpus),
                 static_cast<long long>(base.parallel.ep), static_cast<long long>(base.model.num_moe_experts),

@@ -124,16 +124,30 @@ Seconds CollectiveCostModel::alltoall_split_time(Bytes nvlink_bytes, Bytes netwo
 
 Seconds CollectiveCostModel::ep_kernel_time(std::string_view kernel, hw::EpKernelPhase phase, std::int64_t sms,
                                             Bytes nvlink_bytes, Bytes network_bytes, const GroupPlacement& g) const {
-  const Seconds closed_form = alltoall_split_time(nvlink_bytes, network_bytes, g);
+  const auto rate_of = [&](const auto& tables, std::int64_t ranks) -> std::optional<BytesPerSecond> {
+    const auto table = tables.find(kernel);
+    if (table == tables.end()) return std::nullopt;
+    return table->second.rate(phase, ranks, sms);
+  };
+  // Across domains the kernel's published RDMA rate, where there is one, prices the network rows in
+  // place of the NIC's closed form: what a rank sends to other domains, at the group's size.
+  const std::optional<BytesPerSecond> rdma =
+      g.crosses_domains() && network_bytes.value() > 0 ? rate_of(system_->gpu.ep_kernel_rdma, g.size) : std::nullopt;
+  Seconds t = alltoall_split_time(nvlink_bytes, rdma ? Bytes(0) : network_bytes, g);
+  // Inside a domain: the algorithm bandwidth counts everything a rank receives, its own share too.
   const double pd = static_cast<double>(g.per_domain);
-  if (pd <= 1 || nvlink_bytes.value() <= 0) return closed_form;
-  const auto& tables = system_->gpu.ep_kernel_algbw;
-  const auto table = tables.find(kernel);
-  if (table == tables.end()) return closed_form;
-  const std::optional<BytesPerSecond> rate = table->second.rate(phase, g.per_domain, sms);
-  if (!rate) return closed_form;
-  const Bytes received(nvlink_bytes.value() * pd / (pd - 1.0));
-  return std::max(closed_form, latency(Op::kAllToAll, g) + received / *rate);
+  if (pd > 1 && nvlink_bytes.value() > 0) {
+    if (const auto rate = rate_of(system_->gpu.ep_kernel_algbw, g.per_domain)) {
+      const Bytes received(nvlink_bytes.value() * pd / (pd - 1.0));
+      t = std::max(t, latency(Op::kAllToAll, g) + received / *rate);
+    }
+  }
+  if (rdma) {
+    // Published on one 400 Gb/s NIC per GPU: a cluster with more (or faster) NICs per GPU scales it.
+    const double nics = system_->network_bandwidth_per_gpu().value() / hw::kEpRdmaTableNicBandwidth.value();
+    t = std::max(t, latency(Op::kAllToAll, g) + network_bytes / (*rdma * nics));
+  }
+  return t;
 }
 
 Seconds CollectiveCostModel::latency(Op op, const GroupPlacement& g) const {

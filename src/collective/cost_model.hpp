@@ -69,8 +69,10 @@ class CollectiveCostModel {
   /// `ep_kernel_algbw` tables) with `sms` SMs: alltoall_split_time, or where the preset publishes the
   /// kernel's algorithm bandwidth (hw/ep_kernel_rates.hpp) and the group has NVLink peers, the slower of
   /// that and the all-to-all latency plus the bytes a rank receives over NVLink (the peers' rows ×
-  /// pd/(pd − 1): the table counts a rank's own share too) at the published rate for the domain's ranks.
-  /// The network part keeps its closed form either way.
+  /// pd/(pd − 1): the table counts a rank's own share too) at the published rate for the domain's ranks;
+  /// and where the group crosses domains and the preset publishes the kernel's RDMA rate
+  /// (`ep_kernel_rdma`), the network bytes go at that rate for the group's size and `sms` (scaled by
+  /// the cluster's NIC bandwidth per GPU over the table's 400 Gb/s) instead of the NIC's closed form.
   [[nodiscard]] Seconds ep_kernel_time(std::string_view kernel, hw::EpKernelPhase phase, std::int64_t sms,
                                        Bytes nvlink_bytes, Bytes network_bytes, const GroupPlacement& g) const;
   /// The size-independent part of the closed form (its latency terms); not a profile query.

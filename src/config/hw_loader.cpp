@@ -107,11 +107,12 @@ std::vector<std::string> read_precision_efficiencies(const ObjectReader& r, hw::
 /// The dispatchers whose kernels have published intra-domain rates (scenario moe.dispatcher names).
 const std::vector<std::string> kEpKernelNames{"deepep", "hybridep"};
 
-/// Optional "ep_kernel_algbw_gb_per_s": per dispatcher, rows {ranks, sms, dispatch_fp8, dispatch_bf16,
-/// combine} in GB/s; each dispatcher's table needs its own source key "ep_kernel_algbw_gb_per_s.<name>".
-std::vector<std::string> read_ep_kernel_rates(const ObjectReader& r, hw::GpuSpec& spec) {
+/// Optional `field` ("ep_kernel_algbw_gb_per_s" or "ep_kernel_rdma_gb_per_s"): per dispatcher, rows
+/// {ranks, sms, dispatch_fp8, dispatch_bf16, combine} in GB/s, into `tables`; each dispatcher's table
+/// needs its own source key "<field>.<name>".
+std::vector<std::string> read_ep_kernel_rates(const ObjectReader& r, const std::string& field, const hw::GpuSpec& spec,
+                                              std::map<std::string, hw::EpKernelTable, std::less<>>& tables) {
   std::vector<std::string> source_keys;
-  const std::string field = "ep_kernel_algbw_gb_per_s";
   const Json* value = r.get(field);
   if (!value) return source_keys;
   ObjectReader kernels(*value, r.path_of(field), kEpKernelNames);
@@ -141,7 +142,7 @@ std::vector<std::string> read_ep_kernel_rates(const ObjectReader& r, hw::GpuSpec
       }
       table.rows.push_back(out);
     }
-    spec.ep_kernel_algbw[name] = std::move(table);
+    tables[name] = std::move(table);
     source_keys.push_back(field + "." + name);
   }
   return source_keys;
@@ -155,7 +156,7 @@ hw::GpuSpec parse_gpu_spec(const Json& obj, const std::string& file) {
                    {"name", "display_name", "architecture", "sm_count", "dense_peak_tflops", "hbm_capacity_gb",
                     "hbm_bandwidth_gbps", "nvlink_bandwidth_gbps", "gemm_peak_efficiency", "hbm_efficiency",
                     "attention_efficiency", "gemm_peak_efficiency_by_precision", "ep_kernel_algbw_gb_per_s",
-                    "sources"});
+                    "ep_kernel_rdma_gb_per_s", "sources"});
     hw::GpuSpec spec;
     spec.name = r.require_nonempty_string("name");
     spec.display_name = r.require_nonempty_string("display_name");
@@ -171,8 +172,11 @@ hw::GpuSpec parse_gpu_spec(const Json& obj, const std::string& file) {
     spec.hbm_efficiency = r.require_number("hbm_efficiency", kFraction);
     spec.attention_efficiency = r.require_number("attention_efficiency", kFraction);
     std::vector<std::string> efficiency_sources = read_precision_efficiencies(r, spec);
-    const std::vector<std::string> ep_kernel_sources = read_ep_kernel_rates(r, spec);
-    efficiency_sources.insert(efficiency_sources.end(), ep_kernel_sources.begin(), ep_kernel_sources.end());
+    for (auto [field, tables] : {std::pair{"ep_kernel_algbw_gb_per_s", &spec.ep_kernel_algbw},
+                                 std::pair{"ep_kernel_rdma_gb_per_s", &spec.ep_kernel_rdma}}) {
+      const std::vector<std::string> sources = read_ep_kernel_rates(r, field, spec, *tables);
+      efficiency_sources.insert(efficiency_sources.end(), sources.begin(), sources.end());
+    }
     std::vector<std::string> per_precision;
     for (const auto& [p, rate] : spec.dense_peak) per_precision.push_back("dense_peak_tflops." + std::string(to_string(p)));
     std::vector<std::string> figures{"architecture", "sm_count", "dense_peak_tflops", "hbm_capacity_gb", "hbm_bandwidth_gbps",

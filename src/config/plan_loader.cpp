@@ -139,7 +139,7 @@ PlanRequest read_request(const Json& v, const std::string& file, const std::file
 
 Candidate read_candidate(const Json& v, const std::string& path, const SearchSpace& space) {
   const ObjectReader r(v, path, {"index", "gpus", "tp", "cp", "pp", "vpp", "ep", "etp", "micro_batch_size", "recompute",
-                                 "precision", "dispatcher", "offload"});
+                                 "precision", "dispatcher", "redundant_per_rank", "offload"});
   using scenario_fields::kGpus;
   using scenario_fields::kMicroBatch;
   using scenario_fields::kParallelSize;
@@ -160,6 +160,9 @@ Candidate read_candidate(const Json& v, const std::string& path, const SearchSpa
   const Json* d = r.get("dispatcher");
   if (!d) throw InputError(r.path_of("dispatcher"), "", "required field is missing", "a dispatcher name");
   c.dispatcher = dispatcher_of(*d, r.path_of("dispatcher"));
+  if (r.get("redundant_per_rank")) {
+    c.redundant_per_rank = r.require_int("redundant_per_rank", plan_request_fields::kRedundantPerRank);
+  }
   c.offload = r.get_bool("offload", false);
   return c;
 }

@@ -191,7 +191,15 @@ class FieldReader {
     const Json* v = r_.get(info.key);
     if (!v) return;
     member = detail::read_routing(*v, r_.path_of(info.key), base_dir_);
-    detail::load_routing_histogram_of(member, s_.model, base_dir_);
+    detail::load_routing_histogram_of(member, s_.model, base_dir_, r_.path_of(info.key));
+  }
+  /// moe.placement.profile: a routing spec as moe.routing, or unset (absent or null).
+  void special(const FieldInfo& info, std::optional<RoutingSpec>& member) const {
+    const Json* v = r_.get(info.key);
+    if (!v || v->is_null()) return;
+    RoutingSpec profile;
+    special(info, profile);
+    member = std::move(profile);
   }
 
  private:

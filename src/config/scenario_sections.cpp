@@ -174,10 +174,10 @@ std::filesystem::path histogram_path(const std::string& written, const std::file
 }
 
 void load_routing_histogram_of(RoutingSpec& routing, const model::ModelSpec& model,
-                               const std::filesystem::path& base_dir) {
+                               const std::filesystem::path& base_dir, const std::string& path) {
   if (routing.distribution != RoutingDistribution::kHistogram) return;
   if (model.num_moe_layers() < 1) {
-    throw InputError("/moe/routing/distribution", "\"histogram\"",
+    throw InputError(path + "/distribution", "\"histogram\"",
                      "a routing histogram needs an MoE model (this model has no MoE layer)");
   }
   const std::filesystem::path file = histogram_path(routing.histogram_file, base_dir);

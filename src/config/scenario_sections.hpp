@@ -29,9 +29,10 @@ namespace moesim::config::detail {
 [[nodiscard]] std::filesystem::path histogram_path(const std::string& written, const std::filesystem::path& base_dir);
 /// For histogram routing, reads the file read_routing checked and validates it against `model`
 /// (expert and MoE layer counts); other distributions are left as they are. Errors inside the
-/// file name the file; a dense model is refused at /moe/routing/distribution.
+/// file name the file; a dense model is refused at `path`/distribution (`path`: where the routing
+/// spec was read, /moe/routing or /moe/placement/profile).
 void load_routing_histogram_of(RoutingSpec& routing, const model::ModelSpec& model,
-                               const std::filesystem::path& base_dir);
+                               const std::filesystem::path& base_dir, const std::string& path);
 
 /// "runtime.cuda_graph" at `path`: "none" (eager) or a list of scope names, each at most once.
 [[nodiscard]] std::vector<CudaGraphScope> read_cuda_graph(const Json& v, const std::string& path);

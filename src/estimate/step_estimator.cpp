@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "moe/expected_skew.hpp"
+#include "moe/placement_window.hpp"
 #include "program/data_parallel.hpp"
 #include "program/ep_overlap.hpp"
 #include "program/host_gate.hpp"
@@ -92,6 +93,9 @@ DpCost dp_and_optimizer(const Scenario& s, const schedule::GroupLayout& g, const
   };
   add(rp.dense, g.dp, dp);
   add(rp.expert, g.edp, edp);
+  if (const double share = program::replica_gradient_share(s); share > 0) {
+    grad_sync += comms.time(Op::kAllReduce, Bytes(rp.expert * share * grad_bytes), program::replica_group(g)).value();
+  }
   DpCost out;
   // Gradients are reduced bucket by bucket as each model chunk's last backward fills them; the last
   // bucket (and whatever the backward cannot cover) stays exposed. Parameters are gathered bucket by
@@ -146,7 +150,14 @@ class SkewedLayers {
     loads_.emplace(moe::expert_load_model(s, shape.groups.ep.per_domain));
     query_ = {shape.sp_tokens * s.parallel.ep, s.parallel.ep, s.moe.capacity_factor};
     // One popularity serves every layer unless it varies per layer (or is measured per layer).
-    per_layer_ = s.moe.routing.per_layer_variation || s.moe.routing.distribution == RoutingDistribution::kHistogram;
+    const auto varies = [](const RoutingSpec& r) {
+      return r.per_layer_variation || r.distribution == RoutingDistribution::kHistogram;
+    };
+    per_layer_ = varies(s.moe.routing);
+    if (s.moe.placement.eplb() && s.parallel.ep > 1) {
+      profile_.emplace(moe::placement_profile_model(s, shape.groups.ep.per_domain));
+      per_layer_ = per_layer_ || (s.moe.placement.profile && varies(*s.moe.placement.profile));
+    }
   }
   [[nodiscard]] bool active() const { return active_; }
 
@@ -162,7 +173,12 @@ class SkewedLayers {
     if (it != kinds_.end()) return it->second;
     auto load = loads_by_key_.find(key);
     if (load == loads_by_key_.end()) {
-      load = loads_by_key_.emplace(key, moe::expected_max_rank_load(*loads_, load_layer, query_)).first;
+      // EPLB places from the window's expected loads (a long window's counts) and is judged here.
+      moe::SkewQuery q = query_;
+      std::optional<moe::ExpertPlacement> placed;
+      if (profile_) placed.emplace(moe::eplb_placement(s_, *profile_, load_layer, q.routed_tokens, 0));
+      q.placement = placed ? &*placed : nullptr;
+      load = loads_by_key_.emplace(key, moe::expected_max_rank_load(*loads_, load_layer, q)).first;
     }
     LayerCostModel::LayerKind skewed;
     skewed.ops = program::on_expected_rank(base.ops, load->second, s_.moe.dispatcher, cost_);
@@ -190,6 +206,7 @@ class SkewedLayers {
   program::RaggedExpertCost cost_;
   bool active_ = false, per_layer_ = false;
   std::optional<moe::ExpertLoadModel> loads_;
+  std::optional<moe::ExpertLoadModel> profile_;  ///< the EPLB window's routing (moe.placement), if placed
   moe::SkewQuery query_;
   std::map<std::int64_t, moe::ExpectedRankLoad> loads_by_key_;
   /// Each layer kind on the expected hottest rank of each popularity (one unless it varies per layer).

@@ -16,6 +16,11 @@
 
 namespace moesim::hw {
 
+/// The NIC every published RDMA table (GpuSpec::ep_kernel_rdma) was measured with: one ConnectX-7
+/// 400 Gb/s per GPU (DeepEP docs/legacy.md: "H800 ... each connected to a CX7 InfiniBand 400 Gb/s RDMA
+/// network card"; HybridEP's H100 table: the HGX H100 rail of one 400 Gb/s NIC per GPU).
+inline constexpr BytesPerSecond kEpRdmaTableNicBandwidth{400e9 / 8.0};
+
 /// Which of a table's three measured rates.
 enum class EpKernelPhase { kDispatchFp8, kDispatchBf16, kCombine };
 

@@ -39,6 +39,16 @@ struct GpuSpec {
   /// Published intra-domain algorithm bandwidth of the deduplicating EP dispatchers, by dispatcher
   /// name ("deepep", "hybridep"); a dispatcher absent here is priced at the NVLink rate.
   std::map<std::string, EpKernelTable, std::less<>> ep_kernel_algbw;  // std::less<>: looked up by string_view
+  /// Published inter-domain rate of the same kernels: the bytes a rank sends over RDMA (its tokens
+  /// deduplicated per destination domain) per second, `ranks` being the whole EP group (DeepEP's
+  /// "bottleneck bandwidth (RDMA)", HybridEP's "IB bandwidth"). A property of the GPU's NIC as much as
+  /// of the GPU: every table says which NIC it was measured with. Absent: the network link rate.
+  std::map<std::string, EpKernelTable, std::less<>> ep_kernel_rdma;
+  /// Whether published rates tell DeepEP and HybridEP apart here: one of the tables has both.
+  [[nodiscard]] bool publishes_both_ep_kernels() const {
+    const auto both = [](const auto& t) { return t.count("deepep") != 0 && t.count("hybridep") != 0; };
+    return both(ep_kernel_algbw) || both(ep_kernel_rdma);
+  }
   std::map<std::string, std::string> sources;  ///< figure name → citation
 
   /// Sustained GEMM ceiling of precision `p` (its own measurement, else the BF16 one).

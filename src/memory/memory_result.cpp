@@ -9,11 +9,9 @@
 namespace moesim::memory {
 
 MemoryResult memory_result(const Scenario& s, const std::vector<schedule::StageLayers>& stages,
-                           double expert_load_factor, std::vector<std::string>& warnings,
-                           double redundant_experts_per_rank) {
+                           double expert_load_factor, std::vector<std::string>& warnings) {
   MemoryOptions options;
   options.expert_load_factor = std::max(1.0, expert_load_factor);
-  options.redundant_experts_per_rank = std::max(0.0, redundant_experts_per_rank);
   MemoryResult out;
   out.capacity_bytes = s.system.gpu.hbm_capacity.value();
   for (std::size_t i = 0; i < stages.size(); ++i) {

@@ -13,7 +13,6 @@ namespace moesim::memory {
 /// `expert_load_factor`: routed copies on the most loaded EP rank over the balanced share (1 under
 /// balanced routing; the simulation passes the worst draw). Appends a warning when it does not fit.
 [[nodiscard]] MemoryResult memory_result(const Scenario& s, const std::vector<schedule::StageLayers>& stages,
-                                         double expert_load_factor, std::vector<std::string>& warnings,
-                                         double redundant_experts_per_rank = 0);
+                                         double expert_load_factor, std::vector<std::string>& warnings);
 
 }  // namespace moesim::memory

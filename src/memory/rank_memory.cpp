@@ -381,12 +381,10 @@ double interleaved_peak_bytes(std::int64_t rank, std::int64_t pp, std::int64_t v
 struct StageParams {
   schedule::RankParams params;
   double gemm_weights = 0;
-  double params_per_expert_slot = 0;  ///< one routed expert of every MoE layer of the stage, on this rank
 };
 
 double layer_gemm_weights(const Scenario& s, const model::LayerParams& lp) {
-  return (lp.attention + lp.dense_mlp + lp.shared_experts) / as_d(s.parallel.tp) +
-         lp.routed_experts / as_d(s.parallel.ep * s.parallel.etp);
+  return (lp.attention + lp.dense_mlp + lp.shared_experts) / as_d(s.parallel.tp) + schedule::rank_expert_params(s, lp);
 }
 
 /// Layers of a stage come in two kinds only, so each kind's parameters are computed once.
@@ -410,9 +408,6 @@ StageParams stage_params(const Scenario& s, const schedule::StageLayers& stage) 
     out.params.dense += count * rp.dense;
     out.params.expert += count * rp.expert;
     out.gemm_weights += count * layer_gemm_weights(s, lp);
-    if (s.model.num_moe_experts > 0) {
-      out.params_per_expert_slot += count * lp.routed_experts / as_d(s.model.num_moe_experts) / as_d(s.parallel.etp);
-    }
   };
   add_kind(dense_layer, n_dense);
   add_kind(moe_layer, n_moe);
@@ -432,7 +427,7 @@ StageParams stage_params(const Scenario& s, const schedule::StageLayers& stage) 
   return out;
 }
 
-void fill_model_state(const Scenario& s, const StageParams& sp, const MemoryOptions& opt, RankMemory& r) {
+void fill_model_state(const Scenario& s, const StageParams& sp, RankMemory& r) {
   const auto& p = s.parallel;
   r.dense_params = sp.params.dense;
   r.expert_params = sp.params.expert;
@@ -443,18 +438,16 @@ void fill_model_state(const Scenario& s, const StageParams& sp, const MemoryOpti
   const BytesPerParam dense = bytes_per_param(s.precision, s.optimizer.distributed, as_d(p.dp * p.cp), fp32_grads, remainders);
   const BytesPerParam expert =
       bytes_per_param(s.precision, s.optimizer.distributed, as_d(p.edp(s.system.gpus)), fp32_grads, remainders);
-  const double replicas = opt.redundant_experts_per_rank * sp.params_per_expert_slot;
-  r.weights_bytes = dense.weight * r.dense_params + expert.weight * (r.expert_params + replicas);
-  r.gradients_bytes = dense.grad * r.dense_params + expert.grad * (r.expert_params + replicas);
+  r.weights_bytes = dense.weight * r.dense_params + expert.weight * r.expert_params;
+  r.gradients_bytes = dense.grad * r.dense_params + expert.grad * r.expert_params;
   // offload.optimizer_fraction of the state lives (and is stepped) in host memory.
   r.optimizer_bytes = (dense.optimizer * r.dense_params + expert.optimizer * r.expert_params) *
                       (1.0 - s.offload.optimizer_fraction);
-  const double gemm_weights = sp.gemm_weights + replicas;
+  const double gemm_weights = sp.gemm_weights;
   r.low_precision_weight_bytes = gemm_weights * low_precision_copy_bytes_per_param(s.precision, s.system.gpu.architecture);
   // --fp8-param-gather / --fp4-param-gather: the GEMM weights live only in their low-precision form
   // (the copies above).
   if (s.optimizer.fp8_param_gather || s.optimizer.fp4_param_gather) r.weights_bytes -= dense.weight * gemm_weights;
-  r.expert_params += replicas;
 }
 
 /// Chunk buffers live on the stack up to this many virtual chunks (more spill to the heap).
@@ -549,7 +542,7 @@ RankMemory rank_memory(const Scenario& s, std::int64_t pipeline_stage, const sch
     throw InternalError("rank_memory: pipeline_stage must lie in [0, pp)");
   }
   RankMemory r;
-  fill_model_state(s, stage_params(s, stage), opt, r);
+  fill_model_state(s, stage_params(s, stage), r);
   fill_activations(s, pipeline_stage, stage, opt, r);
   fill_runtime(s, opt, r);
   return r;

@@ -14,10 +14,6 @@ struct MemoryOptions {
   /// Routed token copies on the most-loaded rank over the balanced mean (1 = balanced). Capped by
   /// moe.capacity_factor when the scenario sets one.
   double expert_load_factor = 1.0;
-  /// EPLB-style redundant expert slots per EP rank (moe/placement): each holds one more expert of
-  /// every MoE layer of the stage — its weights, low-precision copies and gradient buffer; the Adam
-  /// state stays with the expert's owner, which its gradient is reduced into.
-  double redundant_experts_per_rank = 0;
   /// CUDA context + cuBLAS/cuDNN/TE workspaces per GPU (docs/memory.md: ~0.5 GiB CUDA 12 context on
   /// H100 plus workspaces).
   double cuda_context_bytes = 0.6 * 1024.0 * 1024.0 * 1024.0;

@@ -91,12 +91,17 @@ ExpectedRankLoad expected_max_rank_load(const ExpertLoadModel& loads, std::int64
     mean[e] = mu;
     var[e] = sd * sd;
   }
-  // Contiguous placement: rank j holds experts [j·E/ep, (j+1)·E/ep), as rank_loads sums them.
+  // Each rank's slots: contiguous experts [j·E/ep, (j+1)·E/ep), as rank_loads sums them, or the
+  // placement's, a replica carrying 1/r of its expert's copies (variance 1/r²), as placed_rank_loads.
+  const ExpertPlacement placement = q.placement ? *q.placement : contiguous_placement(experts, ep);
   std::vector<double> rank_mean(static_cast<std::size_t>(ep), 0.0), rank_sd(static_cast<std::size_t>(ep), 0.0);
-  for (std::size_t e = 0; e < mean.size(); ++e) {
-    const auto j = std::min<std::size_t>(e / static_cast<std::size_t>(per_rank), static_cast<std::size_t>(ep - 1));
-    rank_mean[j] += mean[e];
-    rank_sd[j] += var[e];
+  for (std::size_t j = 0; j < rank_mean.size(); ++j) {
+    for (const std::int64_t e : placement.slots[j]) {
+      const auto ue = static_cast<std::size_t>(e);
+      const double r = static_cast<double>(placement.replicas[ue]);
+      rank_mean[j] += mean[ue] / r;
+      rank_sd[j] += var[ue] / (r * r);
+    }
   }
   for (double& v : rank_sd) v = std::sqrt(v);
   const double balanced_rank = copies / static_cast<double>(ep);
@@ -104,9 +109,9 @@ ExpectedRankLoad expected_max_rank_load(const ExpertLoadModel& loads, std::int64
   out.max_rank_factor = expected_max / balanced_rank;
   const auto hottest = static_cast<std::size_t>(std::max_element(rank_mean.begin(), rank_mean.end()) - rank_mean.begin());
   const double scale = rank_mean[hottest] > 0 ? expected_max / rank_mean[hottest] : 1.0;
-  for (std::size_t e = hottest * static_cast<std::size_t>(per_rank);
-       e < std::min(mean.size(), (hottest + 1) * static_cast<std::size_t>(per_rank)); ++e) {
-    out.expert_factors.push_back(mean[e] * scale / per_expert);
+  for (const std::int64_t e : placement.slots[hottest]) {
+    const auto ue = static_cast<std::size_t>(e);
+    out.expert_factors.push_back(mean[ue] / static_cast<double>(placement.replicas[ue]) * scale / per_expert);
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "moe/expert_loads.hpp"
+#include "moe/placement.hpp"
 
 namespace moesim::moe {
 
@@ -26,12 +27,16 @@ struct SkewQuery {
   std::int64_t routed_tokens = 0;  ///< tokens the EP group routes per (layer, micro-batch): ep × sp tokens
   std::int64_t ep = 1;
   std::optional<double> capacity_factor;  ///< Megatron's drop policy (no padding: padding removes skew)
+  /// An EPLB placement (moe/placement_window: computed from a window, not from this step's loads);
+  /// nullptr: Megatron's contiguous one. A replicated expert's copies split evenly over its replicas.
+  const ExpertPlacement* placement = nullptr;
 };
 
 /// The expectation for `layer` (model layer index, MTP layers after them; step 0). Each expert's
 /// copies are Normal(T·p_e, T·p_e(1 − p_e)) — the multinomial's marginals, T = routed tokens × top-k;
 /// a measured histogram gives its shares exactly, no noise — capped at the capacity in expectation;
-/// a rank sums its contiguous experts (their small negative covariances left out), and the expected
+/// a rank sums its contiguous experts, or under a placement each slot's share of its expert (their
+/// small negative covariances left out), and the expected
 /// maximum over ranks is integrated numerically: E[max] = L + ∫_L^∞ (1 − Π_j Φ((x − μ_j)/σ_j)) dx.
 [[nodiscard]] ExpectedRankLoad expected_max_rank_load(const ExpertLoadModel& loads, std::int64_t layer,
                                                       const SkewQuery& q);

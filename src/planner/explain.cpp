@@ -191,9 +191,8 @@ std::vector<std::string> unsearched_knobs(const PlanRequest& request) {
       out.push_back(fmt::format("dispatcher: held at '{}'", to_string(request.space.dispatcher.front())));
     }
     const auto& listed = request.space.dispatcher;
-    const auto& kernels = b.system.gpu.ep_kernel_algbw;
     if (std::find(listed.begin(), listed.end(), Dispatcher::kHybridep) == listed.end()) {
-      out.emplace_back(kernels.count("deepep") != 0 && kernels.count("hybridep") != 0
+      out.emplace_back(b.system.gpu.publishes_both_ep_kernels()
                            ? "hybridep: not searched (--dispatcher lists the dispatchers)"
                            : "hybridep: not searched (it moves deepep's traffic, one network row per destination "
                              "NVLink domain, at the same NVLink rate on this GPU: no published kernel rates tell "

@@ -4,6 +4,9 @@
 #include <numeric>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/error.hpp"
 
 namespace moesim::planner {
 namespace {
@@ -79,18 +82,29 @@ void complete_space(PlanRequest& request) {
   if (sp.dispatcher.empty()) {
     // Megatron's all-to-all and DeepEP (one network row per destination domain; moe/dispatch_traffic).
     // HybridEP moves DeepEP's traffic: only where the GPU preset publishes both kernels' rates
-    // (hw/ep_kernel_rates.hpp: Blackwell) do their prices differ, and only there are both searched.
+    // (hw/ep_kernel_rates.hpp: inside the domain on Blackwell, over RDMA on Hopper) do their prices
+    // differ, and only there are both searched.
     sp.dispatcher.push_back(b.moe.dispatcher);
     if (m.is_moe() && !deduplicates(b.moe.dispatcher)) {
       sp.dispatcher.push_back(Dispatcher::kDeepep);
     }
-    const auto& kernels = b.system.gpu.ep_kernel_algbw;
-    if (m.is_moe() && kernels.count("deepep") != 0 && kernels.count("hybridep") != 0) {
+    if (m.is_moe() && b.system.gpu.publishes_both_ep_kernels()) {
       sp.dispatcher.push_back(Dispatcher::kDeepep);
       sp.dispatcher.push_back(Dispatcher::kHybridep);
     }
   }
-  for (auto* v : {&sp.tp, &sp.cp, &sp.pp, &sp.vpp, &sp.ep, &sp.etp, &sp.micro_batch_size}) sort_unique(*v);
+  const bool eplb = m.is_moe() && b.moe.placement.eplb();
+  if (sp.redundant_experts_per_rank.empty()) {
+    sp.redundant_experts_per_rank = eplb ? std::vector<std::int64_t>{0, 1, 2} : std::vector<std::int64_t>{0};
+  }
+  if (!eplb && sp.redundant_experts_per_rank != std::vector<std::int64_t>{0}) {
+    throw InputError("/space/redundant_experts_per_rank", fmt::format("[{}]", fmt::join(sp.redundant_experts_per_rank, ", ")),
+                     "redundant experts need the scenario's moe.placement.strategy \"eplb\" (it places contiguously)",
+                     "[0], or set moe.placement.strategy to \"eplb\"");
+  }
+  for (auto* v : {&sp.tp, &sp.cp, &sp.pp, &sp.vpp, &sp.ep, &sp.etp, &sp.micro_batch_size, &sp.redundant_experts_per_rank}) {
+    sort_unique(*v);
+  }
   std::sort(sp.precision.begin(), sp.precision.end());
   sp.precision.erase(std::unique(sp.precision.begin(), sp.precision.end()), sp.precision.end());
   std::sort(sp.dispatcher.begin(), sp.dispatcher.end());
@@ -100,6 +114,7 @@ void complete_space(PlanRequest& request) {
 std::vector<Candidate> enumerate_candidates(const PlanRequest& request) {
   const SearchSpace& sp = request.space;
   const std::int64_t layers = request.base.model.num_layers;
+  const std::int64_t experts = request.base.model.num_moe_experts;
   std::vector<Candidate> out;
   Candidate c;
   for (auto gpus : sp.gpus) {
@@ -114,6 +129,12 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& request) {
                 for (std::size_t d = 0; d < sp.dispatcher.size(); ++d) {
                   // Without expert parallelism there is nothing to dispatch: one dispatcher is enough.
                   if (ep == 1 && d > 0) continue;
+                  for (std::size_t x = 0; x < sp.redundant_experts_per_rank.size(); ++x) {
+                    // Without expert parallelism there is nowhere to put a replica; a rank holds each
+                    // expert at most once.
+                    const std::int64_t redundant = sp.redundant_experts_per_rank[x];
+                    if (ep == 1 && x > 0) continue;
+                    if (ep > 1 && redundant > experts - experts / ep) continue;
                   for (auto etp : sp.etp) {
                     if (etp != 1 && etp != tp) continue;
                     for (auto mbs : sp.micro_batch_size) {
@@ -130,9 +151,11 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& request) {
                         c.micro_batch_size = mbs;
                         c.recompute = static_cast<std::int64_t>(r);
                         c.dispatcher = sp.dispatcher[d];
+                        c.redundant_per_rank = ep > 1 ? redundant : 0;
                         out.push_back(c);
                       }
                     }
+                  }
                   }
                 }
               }
@@ -152,6 +175,12 @@ Scenario scenario_for(const PlanRequest& request, const Candidate& c) {
   s.training.micro_batch_size = c.micro_batch_size;
   s.recompute = request.space.recompute.at(static_cast<std::size_t>(c.recompute));
   s.moe.dispatcher = c.dispatcher;
+  // EPLB needs expert parallelism; its slots scale with the candidate's EP group.
+  if (s.moe.placement.eplb() && c.ep > 1) {
+    s.moe.placement.redundant_experts = c.redundant_per_rank * c.ep;
+  } else {
+    s.moe.placement = PlacementSpec{};
+  }
   ParallelSpec& p = s.parallel;
   const bool overlap = p.tp_comm_overlap;
   p = ParallelSpec{};
@@ -195,6 +224,7 @@ std::string describe(const PlanRequest& request, const Candidate& c) {
                      recompute_label(request.space.recompute.at(static_cast<std::size_t>(c.recompute))),
                      to_string(c.precision));
   if (request.base.model.is_moe() && c.ep > 1 && dispatcher_varies) out += fmt::format(" · {}", to_string(c.dispatcher));
+  if (request.base.moe.placement.eplb() && c.ep > 1) out += fmt::format(" · EPLB +{}/rank", c.redundant_per_rank);
   if (request.space.gpus.size() > 1) out += fmt::format(" · {} GPUs", c.gpus);
   if (c.offload) out += " · offload " + offload_modules_text(rescue_offload_modules(request.base.model.is_moe()), "+");
   return out;

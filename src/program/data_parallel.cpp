@@ -19,6 +19,18 @@ double grad_reduce_bytes_per_param(const Scenario& s) {
   return s.precision == Precision::kFp16 || !s.optimizer.grad_reduce_in_fp32 ? 2.0 : 4.0;
 }
 
+double replica_gradient_share(const Scenario& s) {
+  const PlacementSpec& pl = s.moe.placement;
+  const std::int64_t experts = s.model.num_moe_experts;
+  if (!pl.eplb() || pl.redundant_experts <= 0 || experts <= 0 || s.parallel.ep <= 1) return 0.0;
+  const double share = static_cast<double>(pl.redundant_experts) / static_cast<double>(experts + pl.redundant_experts);
+  return s.optimizer.distributed ? share / static_cast<double>(s.parallel.edp(s.system.gpus)) : share;
+}
+
+collective::GroupPlacement replica_group(const schedule::GroupLayout& g) {
+  return {.size = 2, .per_domain = g.ep.crosses_domains() ? 1 : 2};
+}
+
 double param_gather_bytes_per_param(const Scenario& s) {
   const bool fp8_weights = s.precision == Precision::kFp8 || s.precision == Precision::kFp8Blockwise;
   if (s.optimizer.fp8_param_gather && fp8_weights) return 1.0;

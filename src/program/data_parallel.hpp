@@ -5,6 +5,7 @@
 #include "compute/kernel_cost.hpp"
 #include "scenario/scenario.hpp"
 #include "schedule/stage_params.hpp"
+#include "schedule/step_shape.hpp"
 
 namespace moesim::program {
 
@@ -24,6 +25,16 @@ inline constexpr double kParamGatherBytesPerParam = 2.0;
 /// README), or 0.5625 bytes with --fp4-param-gather in NVFP4. The 16-bit embedding and norms are
 /// counted at the low-precision size too: a small share of any layer.
 [[nodiscard]] double param_gather_bytes_per_param(const Scenario& s);
+
+/// EPLB replicas (scenario moe.placement): after the expert-DP reduction the copies of a replicated
+/// expert must sum their gradients, or they would step apart. Of every expert gradient a rank
+/// reduces, this share is all-reduced once more with another copy's rank: the redundant slots'
+/// share of the rank's expert slots, N / (E + N), and of that only the rank's shard (1 / edp) under
+/// the distributed optimizer, whose reduce-scatter left each rank one. 0 without replicas.
+[[nodiscard]] double replica_gradient_share(const Scenario& s);
+/// Two copies of an expert sit on different EP ranks: in one NVLink domain when the EP group is in
+/// one, else (the balancer spreads replicas over the whole group) in two.
+[[nodiscard]] collective::GroupPlacement replica_group(const schedule::GroupLayout& g);
 
 /// A stage's DP traffic against the compute it may hide behind. `seconds`: the whole stage's
 /// reduction (or gather) on the serial DP stream; `buckets`: how many DDP buckets it is cut into;

@@ -60,6 +60,15 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, 
         "(docs/routing.md); fidelity simulation draws every (layer, micro-batch)",
         to_string(s.moe.routing.distribution)));
   }
+  const PlacementSpec& pl = s.moe.placement;
+  if (s.model.is_moe() && pl.eplb() && p.ep > 1) {
+    r.warnings.push_back(fmt::format(
+        "experts placed EPLB-style: {} redundant experts ({} per EP rank), placed from the loads of the {} step(s) "
+        "before ({}) and judged on this step's draws; the replicas' weights, gradients and optimizer state are "
+        "in memory, and their gradients are reduced with the experts' (docs/routing.md)",
+        pl.redundant_experts, pl.redundant_experts / p.ep, pl.rebalance_interval_steps,
+        pl.profile ? fmt::format("profile '{}'", to_string(pl.profile->distribution)) : std::string("moe.routing")));
+  }
   // Drops happen where a drawn load exceeds the capacity; balanced routing never does in either fidelity.
   if (s.model.is_moe() && !schedule::routing_skewed(s) && s.moe.capacity_factor && *s.moe.capacity_factor < 1.0) {
     r.warnings.push_back(fmt::format(
@@ -80,7 +89,7 @@ void finish_result(Result& r, const std::vector<schedule::StageLayers>& stages, 
         "kernel times from datasheet roofline with shape-dependent GEMM efficiency (no calibration profile)");
   }
   if (memory.compute) {
-    r.memory = memory::memory_result(s, stages, memory.expert_load_factor, r.warnings, memory.redundant_experts_per_rank);
+    r.memory = memory::memory_result(s, stages, memory.expert_load_factor, r.warnings);
   }
 }
 

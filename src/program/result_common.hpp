@@ -20,7 +20,6 @@ class LayerCostModel;
 /// What the result's memory section is computed from.
 struct MemoryInputs {
   double expert_load_factor = 1.0;        ///< routed copies on the most loaded EP rank over the balanced share
-  double redundant_experts_per_rank = 0;  ///< EPLB replica slots
   /// false leaves `memory` empty: the planner has already run the memory model for its verdict and
   /// needs only the time from the estimate (docs/planner.md).
   bool compute = true;

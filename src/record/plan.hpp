@@ -24,6 +24,7 @@ struct Candidate {
   std::int64_t recompute = 0;  ///< index into SearchSpace::recompute
   Precision precision = Precision::kBf16;
   Dispatcher dispatcher = Dispatcher::kAlltoall;
+  std::int64_t redundant_per_rank = 0;  ///< EPLB slots per EP rank (SearchSpace::redundant_experts_per_rank)
   /// The planner offloaded activations to make the layout fit (planner::rescue_offload): the candidate
   /// did not fit without, and the scenario set no offloading of its own.
   bool offload = false;

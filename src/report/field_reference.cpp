@@ -98,6 +98,9 @@ class ReferenceWriter {
   void special(const FieldInfo& info, const RoutingSpec& /*member*/) {
     add(info, "object", "{\"distribution\": \"balanced\"}", "docs/routing.md");
   }
+  void special(const FieldInfo& info, const std::optional<RoutingSpec>& /*member*/) {
+    add(info, "object or null", "null", "as `moe.routing` (docs/routing.md)");
+  }
   void special(const FieldInfo& info, const std::vector<CudaGraphScope>& /*member: none*/) {
     add(info, "string or array of string", "\"none\"", "none, or each one of " + names_text(kCudaGraphScopeNames));
   }

@@ -99,6 +99,7 @@ Json layout_of(const PlanRequest& req, const Candidate& c) {
               {"recompute", recompute_to_json(req.space.recompute.at(static_cast<std::size_t>(c.recompute)))},
               {"precision", std::string(to_string(c.precision))},
               {"dispatcher", std::string(to_string(c.dispatcher))},
+              {"redundant_experts", req.base.moe.placement.eplb() && c.ep > 1 ? c.redundant_per_rank * c.ep : 0},
               {"offload_activations", offload_modules_json(req, c)}};
 }
 
@@ -131,7 +132,8 @@ Json candidate_to_json(const Candidate& c) {
   return Json{{"index", c.index}, {"gpus", c.gpus}, {"tp", c.tp},  {"cp", c.cp},   {"pp", c.pp},
               {"vpp", c.vpp},     {"ep", c.ep},     {"etp", c.etp}, {"micro_batch_size", c.micro_batch_size},
               {"recompute", c.recompute}, {"precision", std::string(to_string(c.precision))},
-              {"dispatcher", std::string(to_string(c.dispatcher))}, {"offload", c.offload}};
+              {"dispatcher", std::string(to_string(c.dispatcher))}, {"redundant_per_rank", c.redundant_per_rank},
+              {"offload", c.offload}};
 }
 
 Json plan_request_to_json(const PlanRequest& r) {

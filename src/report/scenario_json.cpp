@@ -64,6 +64,9 @@ class EchoWriter {
   }
   void special(const FieldInfo& info, const RecomputeSpec& member) { set(info, recompute_to_json(member)); }
   void special(const FieldInfo& info, const RoutingSpec& member) { set(info, routing_to_json(member)); }
+  void special(const FieldInfo& info, const std::optional<RoutingSpec>& member) {
+    set(info, member ? routing_to_json(*member) : Json(nullptr));
+  }
   void special(const FieldInfo& info, const std::vector<CudaGraphScope>& member) {
     if (member.empty()) {
       set(info, "none");

@@ -28,6 +28,9 @@ struct SearchSpace {
   std::vector<RecomputeSpec> recompute;
   std::vector<Precision> precision;
   std::vector<Dispatcher> dispatcher;  ///< MoE token dispatchers (only the first is used where ep = 1)
+  /// EPLB redundant expert slots per EP rank (the base's moe.placement.strategy eplb; [0] with a
+  /// contiguous base; only the first is used where ep = 1, which places contiguously).
+  std::vector<std::int64_t> redundant_experts_per_rank;
 };
 
 struct PlanRequest {

@@ -28,6 +28,8 @@ inline constexpr IntRange kFinalists{0, 100'000};
 inline constexpr NumberRange kTokenBudget{0.0, 1e18, false};
 /// GiB kept free per GPU; 1024 GiB is above every GPU's memory, so any larger value rejects everything.
 inline constexpr NumberRange kMemoryHeadroomGib{0.0, 1024.0, false};
+/// Per EP rank: a rank holds each expert at most once, and no model has 2^16 experts.
+inline constexpr IntRange kRedundantPerRank{0, 65'536};
 
 template <typename S>
 concept SpaceRef = std::is_same_v<std::remove_const_t<S>, SearchSpace>;
@@ -94,6 +96,12 @@ void visit_space(V& v, S& s) {
                                .cli_flag = "--dispatcher",
                                .derived_default = "the scenario's and deepep"},
                      s.dispatcher, kDispatcherNames);
+  v.integer_list(FieldInfo{.key = "redundant_experts_per_rank",
+                           .doc = "EPLB redundant expert slots per EP rank, with the scenario's moe.placement.strategy "
+                                  "eplb (a contiguous scenario: 0 only)",
+                           .cli_flag = "--redundant-experts",
+                           .derived_default = "0, 1, 2 under eplb; 0 under contiguous"},
+                 s.redundant_experts_per_rank, kRedundantPerRank);
 }
 
 /// The whole request, keys in reading order.

@@ -84,6 +84,30 @@ struct RoutingSpec {
   std::int64_t device_limited_nodes = 0;  ///< DeepSeek's M; 0 = unlimited
 };
 
+/// Where each MoE layer's experts live on its EP group (scenario `moe.placement`).
+enum class PlacementStrategy { kContiguous, kEplb };
+inline constexpr auto kPlacementStrategyNames = std::to_array<EnumName<PlacementStrategy>>(
+    {{PlacementStrategy::kContiguous, "contiguous"}, {PlacementStrategy::kEplb, "eplb"}});
+
+/// Megatron places experts contiguously (EP rank j holds experts [j·E/ep, (j+1)·E/ep)). EPLB
+/// (DeepSeek's expert-parallel load balancer) replicates the hottest experts into
+/// `redundant_experts` extra slots and places every replica so that the most loaded rank carries as
+/// little as possible, from the loads of a profile window: the `rebalance_interval_steps` steps
+/// before the ones it serves, drawn from `profile` (the scenario's own routing when unset). It is
+/// judged on the step's fresh draws, never on the loads it was computed from (moe/placement_window).
+struct PlacementSpec {
+  PlacementStrategy strategy = PlacementStrategy::kContiguous;
+  std::int64_t redundant_experts = 0;         ///< extra expert slots over the EP group (eplb)
+  std::int64_t rebalance_interval_steps = 1;  ///< steps one placement serves; its window is the interval before
+  std::optional<RoutingSpec> profile;         ///< the window's routing; unset = moe.routing
+  [[nodiscard]] bool eplb() const { return strategy == PlacementStrategy::kEplb; }
+  /// Expert slots per EP rank over the experts a contiguous rank holds: (E + redundant) / E.
+  [[nodiscard]] double replication(std::int64_t experts) const {
+    return eplb() && experts > 0 ? static_cast<double>(experts + redundant_experts) / static_cast<double>(experts)
+                                 : 1.0;
+  }
+};
+
 /// DeepEP and HybridEP: kernels that send a token once per destination rank or domain (not once per
 /// expert) and run on a few SMs of their own.
 [[nodiscard]] constexpr bool deduplicates(Dispatcher d) { return d == Dispatcher::kDeepep || d == Dispatcher::kHybridep; }
@@ -97,6 +121,7 @@ struct MoeSpec {
   /// at fixed shapes, capacity_factor × the balanced work, whatever the skew.
   bool pad_to_capacity = false;
   RoutingSpec routing;
+  PlacementSpec placement;
   /// Expert work (and all-to-all rows) per routed copy under balanced routing: capacity_factor with
   /// pad_to_capacity, else 1. The estimate costs MoE layers at this scale; the simulation's load
   /// factors are relative to it.
@@ -217,6 +242,7 @@ struct Scenario {
 [[nodiscard]] std::string_view to_string(RecomputeGranularity g);
 [[nodiscard]] std::string_view to_string(Dispatcher d);
 [[nodiscard]] std::string_view to_string(RoutingDistribution d);
+[[nodiscard]] std::string_view to_string(PlacementStrategy p);
 [[nodiscard]] std::string_view to_string(AttentionBackend b);
 
 /// Cross-field rules of a loaded scenario (divisibility, GPU count, precision support). Throws

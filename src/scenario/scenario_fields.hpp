@@ -42,6 +42,10 @@ inline constexpr IntRange kMicroBatch{1, 65'536};
 inline constexpr IntRange kGlobalBatch{1, 16'777'216};       ///< sequences per step
 inline constexpr IntRange kDeviceLimitedNodes{0, kMaxGpus};  ///< 0 = unlimited
 inline constexpr IntRange kDispatcherSms{1, 1024};            ///< the GPU's SM count is checked later
+/// Extra expert slots over an EP group: DeepSeek-V3's inference deployment keeps 32 for 256 experts
+/// (one per GPU of its EP32 prefill units); beyond 2^16 no model has experts to replicate.
+inline constexpr IntRange kRedundantExperts{0, 65'536};
+inline constexpr IntRange kRebalanceIntervalSteps{1, 1'000'000};
 inline constexpr IntRange kSeed{0, std::numeric_limits<std::int64_t>::max()};
 inline constexpr NumberRange kCapacityFactor{0.0, 1024.0, true};
 /// Per MoE layer forward; published eager runs differ by 4.45 to 8.05 ms (docs/accuracy.md, Round 5),
@@ -110,6 +114,27 @@ void visit_parallel(V& v, S& s) {
             p.account_for_loss_in_pipeline_split);
 }
 
+template <typename V, typename P>
+void visit_placement(V& v, P& p) {
+  v.enumeration(FieldInfo{.key = "strategy",
+                          .doc = "contiguous (Megatron: EP rank j holds experts j·E/ep to (j+1)·E/ep − 1) or eplb "
+                                 "(DeepSeek's balancer: hot experts replicated, replicas spread over the ranks)"},
+                p.strategy, kPlacementStrategyNames);
+  v.integer(FieldInfo{.key = "redundant_experts",
+                      .doc = "eplb: extra expert slots over the EP group; (num_moe_experts + redundant_experts) "
+                             "must divide by ep"},
+            p.redundant_experts, kRedundantExperts);
+  v.integer(FieldInfo{.key = "rebalance_interval_steps",
+                      .doc = "eplb: steps one placement serves; it is computed from the loads of the interval "
+                             "before"},
+            p.rebalance_interval_steps, kRebalanceIntervalSteps);
+  v.special(FieldInfo{.key = "profile",
+                      .doc = "eplb: the routing of the profile window the placement is computed from (a routing "
+                             "spec or a measured histogram)",
+                      .derived_default = "moe.routing"},
+            p.profile);
+}
+
 template <typename V, ScenarioRef S>
 void visit_moe(V& v, S& s) {
   auto& m = s.moe;
@@ -122,6 +147,8 @@ void visit_moe(V& v, S& s) {
             m.pad_to_capacity);
   v.special(FieldInfo{.key = "routing", .doc = "expert popularity: balanced, uniform, zipf, lognormal, dirichlet or a measured histogram"},
             m.routing);
+  v.section(FieldInfo{.key = "placement", .doc = "where the experts live: contiguous, or EPLB with redundant experts"},
+            [&](auto& inner) { visit_placement(inner, m.placement); });
   v.boolean(FieldInfo{.key = "grouped_gemm", .doc = "the experts of a rank run as one grouped GEMM"}, m.grouped_gemm);
   v.boolean(FieldInfo{.key = "a2a_overlap",
                       .doc = "combined 1F1B: each pass's dispatch and combine hide behind another micro-batch's "

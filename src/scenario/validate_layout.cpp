@@ -196,6 +196,43 @@ void check_experts(const Scenario& s) {
   }
 }
 
+/// moe.placement: EPLB's slots fill the EP group evenly, each expert at most once per rank.
+void check_placement(const Scenario& s) {
+  const PlacementSpec& pl = s.moe.placement;
+  const std::int64_t experts = s.model.num_moe_experts;
+  const std::int64_t ep = s.parallel.ep;
+  if (!pl.eplb()) {
+    const auto only_eplb = [](const char* path, const std::string& value, const char* allowed) {
+      throw InputError(path, value, "only strategy \"eplb\" takes this field (moe.placement.strategy is \"contiguous\")",
+                       allowed);
+    };
+    if (pl.redundant_experts != 0) only_eplb("/moe/placement/redundant_experts", str(pl.redundant_experts), "0");
+    if (pl.rebalance_interval_steps != 1) {
+      only_eplb("/moe/placement/rebalance_interval_steps", str(pl.rebalance_interval_steps), "1");
+    }
+    if (pl.profile) only_eplb("/moe/placement/profile", "an object", "null");
+    return;
+  }
+  if (!s.model.is_moe()) {
+    throw InputError("/moe/placement/strategy", "\"eplb\"", "expert placement needs an MoE model (num_moe_experts is 0)",
+                     "\"contiguous\"");
+  }
+  if ((experts + pl.redundant_experts) % ep != 0) {
+    const std::int64_t next = (experts + pl.redundant_experts + ep - 1) / ep * ep - experts;
+    throw InputError("/moe/placement/redundant_experts", str(pl.redundant_experts),
+                     "num_moe_experts + redundant_experts (" + str(experts) + " + " + str(pl.redundant_experts) +
+                         ") must divide by ep (" + str(ep) + ")",
+                     "a multiple of " + str(ep) + ", e.g. " + str(next));
+  }
+  // A rank holds an expert at most once: at most ep copies of each.
+  if (pl.redundant_experts > experts * (ep - 1)) {
+    throw InputError("/moe/placement/redundant_experts", str(pl.redundant_experts),
+                     "a rank holds each expert at most once: at most num_moe_experts·(ep − 1) = " + str(experts) +
+                         "·" + str(ep - 1) + " redundant experts",
+                     "0 to " + str(experts * (ep - 1)));
+  }
+}
+
 void check_batch(const Scenario& s) {
   const auto& t = s.training;
   const std::int64_t per_step = t.micro_batch_size * s.parallel.dp;
@@ -416,6 +453,7 @@ void validate_layout(const Scenario& s) {
   check_context_parallel(s);
   check_gpu_count(s);
   check_experts(s);
+  check_placement(s);
   check_pad_to_capacity(s);
   check_a2a_overlap(s);
   check_fp8_dispatch(s);

@@ -10,9 +10,12 @@ RankParams layer_rank_params(const Scenario& s, std::int64_t layer) {
 
 RankParams layer_rank_params(const Scenario& s, const model::LayerParams& lp) {
   const double tp = static_cast<double>(s.parallel.tp);
+  return {(lp.attention + lp.dense_mlp + lp.shared_experts) / tp + lp.router + lp.norms, rank_expert_params(s, lp)};
+}
+
+double rank_expert_params(const Scenario& s, const model::LayerParams& lp) {
   const double expert_shards = static_cast<double>(s.parallel.ep * s.parallel.etp);
-  return {(lp.attention + lp.dense_mlp + lp.shared_experts) / tp + lp.router + lp.norms,
-          lp.routed_experts / expert_shards};
+  return lp.routed_experts * s.moe.placement.replication(s.model.num_moe_experts) / expert_shards;
 }
 
 RankParams embedding_rank_params(const Scenario& s) {

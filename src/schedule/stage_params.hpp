@@ -24,6 +24,10 @@ struct RankParams {
 [[nodiscard]] RankParams layer_rank_params(const Scenario& s, std::int64_t layer);
 /// The same from the layer's counts, for callers that need the counts too (one count, not two).
 [[nodiscard]] RankParams layer_rank_params(const Scenario& s, const model::LayerParams& lp);
+/// Routed-expert weights of one layer on one rank: its share of the EP·ETP shards, with the EPLB
+/// replicas its redundant slots hold (an expert's weights, gradients and optimizer state are kept per
+/// copy: scenario moe.placement).
+[[nodiscard]] double rank_expert_params(const Scenario& s, const model::LayerParams& lp);
 /// The input embedding's shard (first stage).
 [[nodiscard]] RankParams embedding_rank_params(const Scenario& s);
 /// The last stage's LM head shard (a tied head still needs its own copy when pp > 1) and final norm.

@@ -12,6 +12,7 @@ void StepSimulation::flush_buckets(std::int64_t st, bool partial) {
     while (bucket >= size || (partial && bucket > 0)) {
       const double take = std::min(bucket, size);
       enqueue_dp(st, {op, expert, take, -1});
+      if (expert && replica_share_ > 0) enqueue_dp(st, {Op::kAllReduce, true, take * replica_share_, -1, true});
       bucket -= take;
     }
   };
@@ -46,7 +47,7 @@ void StepSimulation::enqueue_gathers(std::int64_t st, std::int32_t chunk) {
 }
 
 void StepSimulation::enqueue_dp(std::int64_t st, DpJob job) {
-  if (dp_ranks(job.expert) <= 1) return;
+  if (dp_ranks(job.expert) <= 1 && !job.replicas) return;
   rank(st).dp_queue.push_back(job);
   start_next_dp(st);
 }
@@ -57,7 +58,8 @@ void StepSimulation::start_next_dp(std::int64_t st) {
   const DpJob job = r.dp_queue.front();
   r.dp_queue.pop_front();
   r.dp_busy = true;
-  const collective::GroupPlacement& g = job.expert ? costs_.groups().edp : costs_.groups().dp;
+  const collective::GroupPlacement g =
+      job.replicas ? program::replica_group(costs_.groups()) : (job.expert ? costs_.groups().edp : costs_.groups().dp);
   const double per_param =
       job.op == Op::kAllGather ? program::param_gather_bytes_per_param(s_) : program::grad_reduce_bytes_per_param(s_);
   const double bytes = job.params * per_param;

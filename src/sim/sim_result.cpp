@@ -37,21 +37,16 @@ SimOutput StepSimulation::finish() {
   b.critical_stage = c.stage;
   b.moe_imbalance = imbalance_draws_ > 0 ? imbalance_sum_ / static_cast<double>(imbalance_draws_) : 1.0;
   // The most loaded EP rank's routed copies set its activations (balanced: 1).
-  const bool replaced = options_.redundant_experts_per_rank >= 0 && ep_sim_ > 1;
   program::MemoryInputs memory;
   memory.expert_load_factor = ep_sim_ > 1 ? imbalance_max_ : 1.0;
-  memory.redundant_experts_per_rank = replaced ? static_cast<double>(options_.redundant_experts_per_rank) : 0.0;
   program::finish_result(r, stages_, memory, &costs_);
-  if (options_.redundant_experts_per_rank >= 0 && ep_sim_ > 1) {
-    const std::string source =
+  if (placed_ && ep_sim_ > 1) {
+    r.warnings.push_back(
         options_.placement_window_microbatches > 0
-            ? fmt::format("the loads of {} micro-batches of the step before (a balancer's window, judged on fresh draws)",
+            ? fmt::format("EPLB window: {} micro-batches drawn over the interval before, summed",
                           options_.placement_window_microbatches)
-            : std::string("the exact popularity (an oracle)");
-    r.warnings.push_back(fmt::format(
-        "experts re-placed EPLB-style with {} redundant slot(s) per EP rank from {} "
-        "(the replicas' weights, low-precision copies and gradients are in memory)",
-        options_.redundant_experts_per_rank, source));
+            : std::string("EPLB placed from the exact popularity this step is drawn around (an oracle, for "
+                          "comparison: no balancer has it)"));
   }
   if (s_.model.is_moe() && imbalance_draws_ > 0) {
     r.routing.present = true;

@@ -51,13 +51,17 @@ SkewSweep sweep_skew(const Scenario& base, const SkewRange& range, std::int64_t 
   out.scenario = base.name;
   out.parameter = range.parameter;
   out.redundant_experts_per_rank = redundant;
-  out.balanced_step_time_s = simulate_step(with_skew(base, range.parameter, 0)).result.step_time_s;
-  SimOptions eplb_options;
-  eplb_options.redundant_experts_per_rank = redundant;
+  // Contiguous placement against EPLB with `redundant` slots per rank; the base's window (interval,
+  // profile) if it names one.
+  Scenario contiguous = base;
+  contiguous.moe.placement = PlacementSpec{};
+  Scenario replaced = base;
+  replaced.moe.placement.strategy = PlacementStrategy::kEplb;
+  replaced.moe.placement.redundant_experts = redundant * base.parallel.ep;
+  out.balanced_step_time_s = simulate_step(with_skew(contiguous, range.parameter, 0)).result.step_time_s;
   for (double v : range.values) {
-    const Scenario s = with_skew(base, range.parameter, v);
-    const Result plain = simulate_step(s).result;
-    const Result eplb = simulate_step(s, eplb_options).result;
+    const Result plain = simulate_step(with_skew(contiguous, range.parameter, v)).result;
+    const Result eplb = simulate_step(with_skew(replaced, range.parameter, v)).result;
     SkewPoint p;
     p.value = v;
     p.mean_imbalance = plain.routing.mean_imbalance;

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "moe/expert_loads.hpp"
+#include "moe/placement_window.hpp"
 
 namespace moesim::sim::detail {
 namespace {
@@ -18,7 +19,8 @@ constexpr LayerOp kWaitForHost{"wait_for_host", OpKind::kHostIdle};
 StepSimulation::StepSimulation(const Scenario& s, const SimOptions& options)
     : s_(s), options_(options), shape_(schedule::step_shape(s)), costs_(s, shape_),
       stages_(schedule::plan_stages(s)), params_(schedule::rank_params(s, stages_)),
-      loads_(moe::expert_load_model(s, shape_.groups.ep.per_domain)), ports_(queue_, s.system, shape_.simulated_ranks) {
+      loads_(moe::expert_load_model(s, shape_.groups.ep.per_domain)),
+      profile_(moe::placement_profile_model(s, shape_.groups.ep.per_domain)), ports_(queue_, s.system, shape_.simulated_ranks) {
   const auto& p = s.parallel;
   m_ = shape_.microbatches;
   vpp_ = p.vpp;
@@ -26,6 +28,8 @@ StepSimulation::StepSimulation(const Scenario& s, const SimOptions& options)
   // stands for all; under skew the EP ranks of a stage differ and each is simulated.
   ragged_ = s.model.is_moe() && !loads_.balanced();
   ep_sim_ = ragged_ ? p.ep : 1;
+  placed_ = s.moe.placement.eplb() && p.ep > 1;
+  replica_share_ = program::replica_gradient_share(s);
   const std::int64_t per_stage = s.system.gpus / p.pp;
   ranks_.resize(static_cast<std::size_t>(p.pp * ep_sim_));
   for (std::int64_t st = 0; st < p.pp; ++st) {
@@ -129,7 +133,7 @@ const StepSimulation::RoutingDraw& StepSimulation::routing_draw(std::int32_t lay
   }
   const std::vector<double>& kept = routed.empty() ? experts : routed;
   const moe::ExpertPlacement* placement =
-      options_.redundant_experts_per_rank >= 0 ? &placement_of(layer, tokens_per_rank) : nullptr;
+      placed_ ? &placement_of(layer, tokens_per_rank) : nullptr;
   RoutingDraw draw;
   draw.rank_factors = placement ? moe::placed_rank_loads(experts, *placement) : moe::rank_loads(experts, p.ep);
   // Relative to the balanced share the estimate costed (padded to capacity: capacity_factor × it),
@@ -162,8 +166,7 @@ DispatchMatrixResult StepSimulation::dispatch_matrix_of(std::int32_t layer) {
   std::vector<double> experts = sum.tokens;
   for (double& t : experts) t /= static_cast<double>(std::max<std::int64_t>(sum.draws, 1));
   if (s_.moe.pad_to_capacity) std::fill(experts.begin(), experts.end(), 1.0);
-  std::vector<double> loads = options_.redundant_experts_per_rank >= 0
-                                  ? moe::placed_rank_loads(experts, placement_of(layer, tokens_per_rank))
+  std::vector<double> loads = placed_ ? moe::placed_rank_loads(experts, placement_of(layer, tokens_per_rank))
                                   : moe::rank_loads(experts, p.ep);
   double total = 0;
   for (const double l : loads) total += l;
@@ -181,22 +184,16 @@ const moe::ExpertPlacement& StepSimulation::placement_of(std::int32_t layer, std
   auto it = placements_.find(layer);
   if (it != placements_.end()) return it->second;
   const std::int64_t routed = tokens_per_rank * s_.parallel.ep;
-  std::vector<double> expected;
   if (options_.placement_window_microbatches > 0) {
-    // A balancer's profile window: the previous step's draws (step −1: the same popularity unless it
-    // varies per step, fresh multinomial noise either way), summed over the window.
-    constexpr std::int64_t kProfileStep = -1;
-    for (std::int64_t mb = 0; mb < options_.placement_window_microbatches; ++mb) {
-      const std::vector<double> draw = loads_.expert_tokens(routed, layer, mb, kProfileStep);
-      if (expected.empty()) expected.assign(draw.size(), 0.0);
-      for (std::size_t e = 0; e < draw.size(); ++e) expected[e] += draw[e];
-    }
-  } else {
-    expected = loads_.popularity(layer);
-    for (double& x : expected) x *= static_cast<double>(routed * s_.model.moe_router_topk);
+    // A balancer's window: draws of the interval before (moe/placement_window), never this step's.
+    return placements_
+        .emplace(layer, moe::eplb_placement(s_, profile_, layer, routed, options_.placement_window_microbatches))
+        .first->second;
   }
+  std::vector<double> expected = loads_.popularity(layer);
+  for (double& x : expected) x *= static_cast<double>(routed * s_.model.moe_router_topk);
   return placements_
-      .emplace(layer, moe::balanced_placement(expected, s_.parallel.ep, options_.redundant_experts_per_rank))
+      .emplace(layer, moe::balanced_placement(expected, s_.parallel.ep, s_.moe.placement.redundant_experts / s_.parallel.ep))
       .first->second;
 }
 

@@ -51,6 +51,7 @@ struct DpJob {
   bool expert = false;
   double params = 0;
   std::int32_t chunk = -1;  ///< parameter all-gathers: the chunk whose forward waits for it
+  bool replicas = false;    ///< the EPLB copies' gradient sum (program::replica_gradient_share)
 };
 
 /// Blocked-time accounting of one rank, by category (seconds).
@@ -249,6 +250,7 @@ class StepSimulation {
   void start_next_dp(std::int64_t st);
 
   static const char* dp_name(const DpJob& job) {
+    if (job.replicas) return "expert_replica_grad_all_reduce";
     if (job.op == Op::kAllGather) return job.expert ? "expert_param_all_gather" : "param_all_gather";
     if (job.op == Op::kAllReduce) return job.expert ? "expert_grad_all_reduce" : "grad_all_reduce";
     return job.expert ? "expert_grad_reduce_scatter" : "grad_reduce_scatter";
@@ -277,6 +279,7 @@ class StepSimulation {
   std::vector<schedule::StageLayers> stages_;
   std::vector<schedule::RankParams> params_;
   moe::ExpertLoadModel loads_;
+  moe::ExpertLoadModel profile_;  ///< the EPLB window's routing (moe.placement.profile, else loads_'s)
   program::RaggedExpertCost expert_cost_{costs_.kernels()};  ///< the expert ops of a rank under skew
   engine::EventQueue queue_;  // before ports_: the flow networks hold a reference to it
   PortNetwork ports_;
@@ -288,6 +291,8 @@ class StepSimulation {
   std::vector<std::map<std::int64_t, EpBarrier>> barriers_;
   std::map<std::int64_t, RoutingDraw> load_cache_;
   std::map<std::int32_t, moe::ExpertPlacement> placements_;
+  bool placed_ = false;  ///< EPLB places the experts (moe.placement, ep > 1); else contiguous
+  double replica_share_ = 0;  ///< program::replica_gradient_share
   double imbalance_sum_ = 0, imbalance_max_ = 1.0, dropped_ = 0;
   /// Per MoE layer: drawn tokens per expert summed over micro-batches, the draws, the worst imbalance
   /// (the result's per-layer × per-expert load table).

@@ -15,14 +15,11 @@ namespace moesim::sim {
 
 struct SimOptions {
   bool record_timeline = false;  ///< fill SimOutput::timeline (op-level events for the trace)
-  /// Expert placement: -1 keeps Megatron's contiguous placement; N >= 0 re-places the experts of
-  /// every MoE layer EPLB-style with N redundant slots per EP rank (moe/placement.hpp). Only matters
-  /// under skewed routing.
-  std::int64_t redundant_experts_per_rank = -1;
-  /// The loads EPLB places from, as a deployed balancer sees them: the layer's copies over this many
-  /// micro-batches of the step before (fresh draws around that step's popularity, which differs from
-  /// this one's under per_step_variation), never the draws it is judged on. 0 places from the exact
-  /// popularity the draws are made around: an oracle no balancer has, for comparison.
+  /// Under an EPLB placement (scenario moe.placement), the draws its window sums: this many
+  /// micro-batches spread over the interval before (moe/placement_window: fresh draws around that
+  /// interval's popularity, which differs from this step's under per_step_variation), never the draws
+  /// it is judged on. 0 places from the exact popularity the step's draws are made around: an oracle
+  /// no balancer has, for comparison.
   std::int64_t placement_window_microbatches = 16;
   /// Polled every few tens of thousands of events: true stops the run with StoppedError (Ctrl-C).
   std::function<bool()> stop_requested;

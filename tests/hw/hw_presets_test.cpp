@@ -285,6 +285,33 @@ TEST_CASE("a GPU file's EP kernel tables are read strictly and cite their source
   Json missing = j;
   missing["ep_kernel_algbw_gb_per_s"]["deepep"][0].erase("combine");
   CHECK(error_of(missing, true).starts_with("bad.json: at /ep_kernel_algbw_gb_per_s/deepep/0/combine: required field is missing"));
+
+  // The RDMA tables: the same rows, their own sources and paths.
+  Json rdma = j;
+  rdma["ep_kernel_rdma_gb_per_s"] = Json::parse(
+      R"({"hybridep": [{"ranks": 64, "sms": 4, "dispatch_fp8": 30.42, "dispatch_bf16": 40.63, "combine": 41.0}]})");
+  CHECK(error_of(rdma, true) ==
+        "bad.json: at /sources/ep_kernel_rdma_gb_per_s.hybridep: required field is missing: every figure needs its source");
+  rdma["sources"]["ep_kernel_rdma_gb_per_s.hybridep"] = "DeepEP docs/README_Hybrid-EP.md";
+  CHECK(error_of(rdma, true).empty());
+  CHECK(config::parse_gpu_spec(rdma, "ok.json").ep_kernel_rdma.at("hybridep").rows.at(0).ranks == 64);
+  Json negative = rdma;
+  negative["ep_kernel_rdma_gb_per_s"]["hybridep"][0]["combine"] = -1;
+  CHECK(error_of(negative, true).starts_with("bad.json: at /ep_kernel_rdma_gb_per_s/hybridep/0/combine: value -1: out of range"));
+}
+
+TEST_CASE("the Hopper presets carry DeepEP's and HybridEP's RDMA rates, so both are told apart there") {
+  for (const char* name : {"h100-sxm", "h200-sxm", "h800-sxm"}) {
+    CAPTURE(name);
+    const hw::GpuSpec g = config::load_gpu_preset(name);
+    CHECK(g.ep_kernel_rdma.count("deepep") == 1);
+    CHECK(g.ep_kernel_rdma.count("hybridep") == 1);
+    CHECK(g.publishes_both_ep_kernels());
+  }
+  // HybridEP's H100 table: 64 ranks at 8 SMs, FP8 dispatch 35.71 GB/s.
+  const hw::GpuSpec h100 = config::load_gpu_preset("h100-sxm");
+  CHECK(h100.ep_kernel_rdma.at("hybridep").rate(hw::EpKernelPhase::kDispatchFp8, 64, 8)->value() == 35.71e9);
+  CHECK_FALSE(config::load_gpu_preset("a100-sxm-80g").publishes_both_ep_kernels());
 }
 
 TEST_CASE("a system file is read strictly and names the GPU preset it uses") {

@@ -435,14 +435,20 @@ TEST_CASE("fp8_param_gather drops the 16-bit copy of every GEMM weight; redundan
   const auto nv_gathered = memory::rank_memory(nv, 1, stages[1]);
   CHECK(nv_base.weights_bytes - nv_gathered.weights_bytes == Approx(2.0 * gemm).epsilon(1e-12).scale(0));
 
-  // One redundant slot per EP rank: one more expert of each of the stage's 8 MoE layers.
-  memory::MemoryOptions one;
-  one.redundant_experts_per_rank = 1;
-  const auto replicated = memory::rank_memory(s, 1, stages[1], one);
+  // EPLB with 8 redundant experts over EP8 (moe.placement): one more expert slot per rank, i.e. one
+  // more expert of each of the stage's 8 MoE layers, with its weights, low-precision copy, gradient
+  // buffer and (sharded over expert-DP, as the expert's own) optimizer state.
+  Scenario eplb = s;
+  eplb.moe.placement.strategy = PlacementStrategy::kEplb;
+  eplb.moe.placement.redundant_experts = 8;
+  const auto replicated = memory::rank_memory(eplb, 1, stages[1]);
   const double per_expert = 3.0 * 4096.0 * 14336.0;  // SwiGLU: gate, up, down
   const double slot = 8.0 * per_expert;
+  const double adam = memory::bytes_per_param(Precision::kFp8, true, static_cast<double>(s.parallel.edp(64)), true, false)
+                          .optimizer;
   CHECK(replicated.weights_bytes - base.weights_bytes == Approx(2.0 * slot).epsilon(1e-12).scale(0));
   CHECK(replicated.gradients_bytes - base.gradients_bytes == Approx(4.0 * slot).epsilon(1e-12).scale(0));
   CHECK(replicated.low_precision_weight_bytes - base.low_precision_weight_bytes == Approx(2.0 * slot).epsilon(1e-12).scale(0));
-  CHECK(replicated.optimizer_bytes == base.optimizer_bytes);  // Adam state stays with the owner
+  CHECK(replicated.optimizer_bytes - base.optimizer_bytes == Approx(adam * slot).epsilon(1e-12).scale(0));
+  CHECK(replicated.expert_params - base.expert_params == Approx(slot).epsilon(1e-12).scale(0));
 }

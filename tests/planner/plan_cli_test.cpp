@@ -164,6 +164,12 @@ TEST_CASE("bad plan options: one clear error, exit 2") {
        "moesim: error: at --memory-headroom: value -1: out of range; allowed: numbers from 0 to 1024"},
       {" plan mixtral-8x7b-h100-64 --memory-headroom nan",
        "moesim: error: at --memory-headroom: value nan: not a finite number; allowed: numbers from 0 to 1024"},
+      {" plan mixtral-8x7b-h100-64 --redundant-experts 1",
+       "moesim: error: at /space/redundant_experts_per_rank: value [1]: redundant experts need the scenario's "
+       "moe.placement.strategy \"eplb\" (it places contiguously); allowed: [0], or set moe.placement.strategy to "
+       "\"eplb\""},
+      {" plan mixtral-8x7b-h100-64 --redundant-experts -1",
+       "moesim: error: at --redundant-experts: value -1: '-1' is not an integer from 0 to 65536"},
   };
   for (const auto& c : cases) {
     const auto r = run_moesim(c.args);

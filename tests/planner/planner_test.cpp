@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "config/builtin_scenarios.hpp"
 #include "config/plan_loader.hpp"
 #include "core/error.hpp"
 #include "estimate/step_estimator.hpp"
@@ -48,7 +49,9 @@ TEST_CASE("the default space: TP in powers of two up to 16, EP over the expert c
   CHECK(r.space.tp == std::vector<std::int64_t>{1, 2, 4, 8, 16});
   CHECK(r.space.ep == std::vector<std::int64_t>{1, 2, 4, 8});
   CHECK(r.space.precision == std::vector<Precision>{Precision::kBf16});
-  CHECK(r.space.dispatcher == std::vector<Dispatcher>{Dispatcher::kAlltoall, Dispatcher::kDeepep});
+  // H100 publishes both kernels' RDMA rates (DeepEP's and HybridEP's across nodes): both are searched.
+  CHECK(r.space.dispatcher == std::vector<Dispatcher>{Dispatcher::kAlltoall, Dispatcher::kDeepep, Dispatcher::kHybridep});
+  CHECK(r.space.redundant_experts_per_rank == std::vector<std::int64_t>{0});  // contiguous: nothing to search
   // Mixtral has 32 layers: pp candidates are the powers of two and divisors up to 32.
   CHECK(r.space.pp == std::vector<std::int64_t>{1, 2, 4, 8, 16, 32});
   REQUIRE(r.space.recompute.size() == 4);  // none, selective, MoE modules, full
@@ -430,4 +433,59 @@ TEST_CASE("true ties are marked tied and explained; estimated rows that look fas
   CHECK(std::any_of(mixed.explanation.begin(), mixed.explanation.end(), [](const std::string& l) {
     return l.find("Rank 2 (est) shows a shorter step than a simulated row above") != std::string::npos;
   }));
+}
+
+TEST_CASE("issue 30: with an EPLB scenario the plan searches the redundant experts per EP rank") {
+  // The 64-expert GB200 scenario at log-normal σ 1 held across steps: replicas pay off.
+  PlanRequest r;
+  r.base = *config::load_builtin_scenario("custom-moe-lognormal-gb200");
+  r.base.moe.routing.per_step_variation = false;
+  r.base.moe.routing.lognormal_sigma = 1.0;
+  r.base.moe.placement.strategy = PlacementStrategy::kEplb;
+  r.space.tp = {1};
+  r.space.cp = {1};
+  r.space.pp = {1};
+  r.space.vpp = {1};
+  r.space.ep = {1, 8};
+  r.space.etp = {1};
+  r.space.micro_batch_size = {1};
+  r.space.recompute = {r.base.recompute};
+  r.space.dispatcher = {Dispatcher::kAlltoall};
+  planner::complete_space(r);
+  CHECK(r.space.redundant_experts_per_rank == std::vector<std::int64_t>{0, 1, 2});
+  // EP1 has nowhere to put a replica: one candidate; EP8 one per count.
+  const auto candidates = planner::enumerate_candidates(r);
+  REQUIRE(candidates.size() == 4);
+  CHECK(candidates[0].ep == 1);
+  CHECK(planner::scenario_for(r, candidates[0]).moe.placement.strategy == PlacementStrategy::kContiguous);
+  for (std::size_t i = 1; i < 4; ++i) {
+    const Scenario s = planner::scenario_for(r, candidates[i]);
+    CHECK(s.moe.placement.eplb());
+    CHECK(s.moe.placement.redundant_experts == static_cast<std::int64_t>(i - 1) * 8);
+    CHECK_NOTHROW(validate_layout(s));
+  }
+  CHECK(planner::describe(r, candidates[2]).find("EPLB +1/rank") != std::string::npos);
+
+  r.skew_sensitivity = false;
+  r.finalists = 3;
+  const Plan plan = planner::make_plan(r, {});
+  REQUIRE(plan.rows.size() >= 3);
+  // Under this skew a replica per rank beats none; the winner holds some.
+  MESSAGE("winner: " << planner::describe(r, plan.rows[0].estimate.candidate) << ", "
+                     << plan.rows[0].result.step_time_s << " s");
+  CHECK(plan.rows[0].estimate.candidate.ep == 8);
+  CHECK(plan.rows[0].estimate.candidate.redundant_per_rank > 0);
+  const nlohmann::json j = nlohmann::json::parse(report::plan_to_json_text(plan));
+  CHECK(j["ranked"][0]["layout"]["redundant_experts"] == 8 * plan.rows[0].estimate.candidate.redundant_per_rank);
+  CHECK(j["request"]["space"]["redundant_experts_per_rank"] == nlohmann::json::array({0, 1, 2}));
+
+  // A contiguous scenario has no replicas to search: a count other than 0 is refused.
+  PlanRequest contiguous = r;
+  contiguous.base.moe.placement = PlacementSpec{};
+  contiguous.space.redundant_experts_per_rank = {1};
+  CHECK_THROWS_WITH_AS(planner::complete_space(contiguous),
+                       "at /space/redundant_experts_per_rank: value [1]: redundant experts need the scenario's "
+                       "moe.placement.strategy \"eplb\" (it places contiguously); allowed: [0], or set "
+                       "moe.placement.strategy to \"eplb\"",
+                       InputError);
 }

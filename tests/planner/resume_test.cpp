@@ -164,7 +164,7 @@ TEST_CASE("a damaged checkpoint is refused with the exact message") {
   Json old_name = good;
   old_name["request"]["space"]["micro_batch"] = Json::array({1});
   CHECK(refused(old_name) == "c.checkpoint: at /request/space/micro_batch: unknown key 'micro_batch'; allowed: cp, "
-                             "dispatcher, ep, etp, gpus, micro_batch_size, pp, precision, recompute, tp, vpp");
+                             "dispatcher, ep, etp, gpus, micro_batch_size, pp, precision, recompute, redundant_experts_per_rank, tp, vpp");
   Json no_list = good;
   no_list["request"]["space"].erase("tp");
   CHECK(refused(no_list) ==

@@ -123,7 +123,9 @@ TEST_CASE("field tables: keys once per object, described, defaults inside their 
   CHECK(seen.keys_by_object["training"] ==
         std::vector<std::string>{"seq_length", "micro_batch_size", "global_batch_size", "attention_backend"});
   CHECK(seen.keys_by_object["parallel"].size() == 11);
-  CHECK(seen.keys_by_object["moe"].size() == 9);
+  CHECK(seen.keys_by_object["moe"].size() == 10);
+  CHECK(seen.keys_by_object["moe.placement"] ==
+        std::vector<std::string>{"strategy", "redundant_experts", "rebalance_interval_steps", "profile"});
   CHECK(seen.keys_by_object["optimizer"].size() == 7);
   CHECK(seen.keys_by_object["runtime"] == std::vector<std::string>{"cuda_graph", "host", "fusions"});
   CHECK(seen.keys_by_object["offload"] == std::vector<std::string>{"activations", "optimizer_fraction"});

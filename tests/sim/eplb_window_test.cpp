@@ -10,9 +10,13 @@
 using namespace moesim;
 
 namespace {
-double mean_imbalance(const Scenario& s, std::int64_t redundant, std::int64_t window) {
+/// `redundant_per_rank` < 0: contiguous placement; `window` 0: the oracle.
+double mean_imbalance(Scenario s, std::int64_t redundant_per_rank, std::int64_t window) {
+  if (redundant_per_rank >= 0) {
+    s.moe.placement.strategy = PlacementStrategy::kEplb;
+    s.moe.placement.redundant_experts = redundant_per_rank * s.parallel.ep;
+  }
   sim::SimOptions o;
-  o.redundant_experts_per_rank = redundant;
   o.placement_window_microbatches = window;
   return sim::simulate_step(s, o).result.breakdown.moe_imbalance;
 }

@@ -109,13 +109,14 @@ TEST_CASE("equal per-expert loads through the skewed path reproduce the balanced
 
 TEST_CASE("with an EPLB placement the grouped expert GEMMs run over each rank's slots, replicas included") {
   const Scenario hot = with_counts(counts({4000, 3000, 2000, 1000}, {1, 0, 0, 0}));
-  sim::SimOptions options;
-  options.redundant_experts_per_rank = 1;
-  const Result placed = sim::simulate_step(hot, options).result;
+  Scenario eplb = hot;
+  eplb.moe.placement.strategy = PlacementStrategy::kEplb;
+  eplb.moe.placement.redundant_experts = 4;  // one slot more on each of the 4 EP ranks
+  const Result placed = sim::simulate_step(eplb).result;
   const Result contiguous = sim::simulate_step(hot).result;
   CHECK(placed.simulation.ranks_simulated == 4);
   // Five slots per rank: the hot experts are spread and replicated, so the busiest rank carries less.
   CHECK(placed.routing.mean_imbalance < contiguous.routing.mean_imbalance);
   CHECK(placed.step_time_s < contiguous.step_time_s);
-  CHECK(sim::simulate_step(hot, options).result.step_time_s == placed.step_time_s);  // deterministic
+  CHECK(sim::simulate_step(eplb).result.step_time_s == placed.step_time_s);  // deterministic
 }
