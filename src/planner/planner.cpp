@@ -74,6 +74,14 @@ Scenario skewed(Scenario s, double sigma) {
   return s;
 }
 
+/// Whether two drawn routings make the same draws (same seed assumed): a plan ranked under log-normal
+/// σ 1.0 has already simulated its finalists at the sensitivity's σ 1.0.
+bool same_draws(const RoutingSpec& a, const RoutingSpec& b) {
+  return a.distribution == b.distribution && a.distribution == RoutingDistribution::kLognormal &&
+         a.lognormal_sigma == b.lognormal_sigma && a.per_layer_variation == b.per_layer_variation &&
+         a.per_step_variation == b.per_step_variation && a.device_limited_nodes == b.device_limited_nodes;
+}
+
 }  // namespace
 
 SearchEvaluation merge_evaluations(const PlanRequest& request, const std::vector<SearchEvaluation>& parts) {
@@ -235,7 +243,11 @@ Plan finish_plan(const PlanRequest& request, const std::vector<SearchEvaluation>
       check_stop();
       const auto [row, sigma] = runs[static_cast<std::size_t>(i)];
       const PlanRow& r = plan.rows[row];
-      const Result skew = sim::simulate_step(skewed(scenario_for(request, r.estimate.candidate), sigma)).result;
+      const Scenario s = skewed(scenario_for(request, r.estimate.candidate), sigma);
+      // The finalist's own simulation already ran these draws: not twice.
+      const Result skew = r.simulated && same_draws(s.moe.routing, request.base.moe.routing)
+                              ? r.result
+                              : sim::simulate_step(s).result;
       SkewSensitivity& out = plan.skew[static_cast<std::size_t>(i)];
       out.rank = r.rank;
       out.sigma = sigma;
