@@ -93,15 +93,23 @@ ExpectedRankLoad expected_max_rank_load(const ExpertLoadModel& loads, std::int64
   }
   // Each rank's slots: contiguous experts [j·E/ep, (j+1)·E/ep), as rank_loads sums them, or the
   // placement's, a replica carrying 1/r of its expert's copies (variance 1/r²), as placed_rank_loads.
-  const ExpertPlacement placement = q.placement ? *q.placement : contiguous_placement(experts, ep);
+  // (The contiguous slots are walked in place: the planner prices ~10^5 layouts, each once.)
+  const auto for_slots = [&](std::size_t j, auto&& slot) {
+    if (q.placement) {
+      for (const std::int64_t e : q.placement->slots[j]) {
+        slot(static_cast<std::size_t>(e), static_cast<double>(q.placement->replicas[static_cast<std::size_t>(e)]));
+      }
+      return;
+    }
+    const auto first = j * static_cast<std::size_t>(per_rank);
+    for (std::size_t e = first; e < std::min(mean.size(), first + static_cast<std::size_t>(per_rank)); ++e) slot(e, 1.0);
+  };
   std::vector<double> rank_mean(static_cast<std::size_t>(ep), 0.0), rank_sd(static_cast<std::size_t>(ep), 0.0);
   for (std::size_t j = 0; j < rank_mean.size(); ++j) {
-    for (const std::int64_t e : placement.slots[j]) {
-      const auto ue = static_cast<std::size_t>(e);
-      const double r = static_cast<double>(placement.replicas[ue]);
-      rank_mean[j] += mean[ue] / r;
-      rank_sd[j] += var[ue] / (r * r);
-    }
+    for_slots(j, [&](std::size_t e, double r) {
+      rank_mean[j] += mean[e] / r;
+      rank_sd[j] += var[e] / (r * r);
+    });
   }
   for (double& v : rank_sd) v = std::sqrt(v);
   const double balanced_rank = copies / static_cast<double>(ep);
@@ -109,10 +117,7 @@ ExpectedRankLoad expected_max_rank_load(const ExpertLoadModel& loads, std::int64
   out.max_rank_factor = expected_max / balanced_rank;
   const auto hottest = static_cast<std::size_t>(std::max_element(rank_mean.begin(), rank_mean.end()) - rank_mean.begin());
   const double scale = rank_mean[hottest] > 0 ? expected_max / rank_mean[hottest] : 1.0;
-  for (const std::int64_t e : placement.slots[hottest]) {
-    const auto ue = static_cast<std::size_t>(e);
-    out.expert_factors.push_back(mean[ue] / static_cast<double>(placement.replicas[ue]) * scale / per_expert);
-  }
+  for_slots(hottest, [&](std::size_t e, double r) { out.expert_factors.push_back(mean[e] / r * scale / per_expert); });
   return out;
 }
 
