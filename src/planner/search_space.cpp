@@ -135,27 +135,27 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& request) {
                     const std::int64_t redundant = sp.redundant_experts_per_rank[x];
                     if (ep == 1 && x > 0) continue;
                     if (ep > 1 && redundant > experts - experts / ep) continue;
-                  for (auto etp : sp.etp) {
-                    if (etp != 1 && etp != tp) continue;
-                    for (auto mbs : sp.micro_batch_size) {
-                      for (std::size_t r = 0; r < sp.recompute.size(); ++r) {
-                        c.index = static_cast<std::int64_t>(out.size());
-                        c.gpus = gpus;
-                        c.precision = precision;
-                        c.pp = pp;
-                        c.vpp = vpp;
-                        c.tp = tp;
-                        c.cp = cp;
-                        c.ep = ep;
-                        c.etp = etp;
-                        c.micro_batch_size = mbs;
-                        c.recompute = static_cast<std::int64_t>(r);
-                        c.dispatcher = sp.dispatcher[d];
-                        c.redundant_per_rank = ep > 1 ? redundant : 0;
-                        out.push_back(c);
+                    for (auto etp : sp.etp) {
+                      if (etp != 1 && etp != tp) continue;
+                      for (auto mbs : sp.micro_batch_size) {
+                        for (std::size_t r = 0; r < sp.recompute.size(); ++r) {
+                          c.index = static_cast<std::int64_t>(out.size());
+                          c.gpus = gpus;
+                          c.precision = precision;
+                          c.pp = pp;
+                          c.vpp = vpp;
+                          c.tp = tp;
+                          c.cp = cp;
+                          c.ep = ep;
+                          c.etp = etp;
+                          c.micro_batch_size = mbs;
+                          c.recompute = static_cast<std::int64_t>(r);
+                          c.dispatcher = sp.dispatcher[d];
+                          c.redundant_per_rank = ep > 1 ? redundant : 0;
+                          out.push_back(c);
+                        }
                       }
                     }
-                  }
                   }
                 }
               }

@@ -13,8 +13,9 @@ namespace moesim::planner {
 void complete_space(PlanRequest& request);
 
 /// Every combination of the space in a fixed order (gpus, precision, pp, vpp, tp, cp, ep, dispatcher,
-/// etp, micro-batch, recompute), minus the combinations the planner never proposes: expert TP other than 1
-/// or the attention TP, vpp > 1 without pp > 1, a second dispatcher where ep = 1, and vpp values whose chunks would split the layers
+/// redundant experts, etp, micro-batch, recompute), minus the combinations the planner never proposes: expert TP other than 1
+/// or the attention TP, vpp > 1 without pp > 1, a second dispatcher or redundant count where ep = 1, more
+/// redundant experts per rank than E − E/ep, and vpp values whose chunks would split the layers
 /// neither evenly, nor evenly with the embedding and loss counted as layers, nor as a power of two.
 /// Each candidate's `index` is its position in this list.
 [[nodiscard]] std::vector<Candidate> enumerate_candidates(const PlanRequest& request);
