@@ -443,11 +443,10 @@ void fill_model_state(const Scenario& s, const StageParams& sp, RankMemory& r) {
   // offload.optimizer_fraction of the state lives (and is stepped) in host memory.
   r.optimizer_bytes = (dense.optimizer * r.dense_params + expert.optimizer * r.expert_params) *
                       (1.0 - s.offload.optimizer_fraction);
-  const double gemm_weights = sp.gemm_weights;
-  r.low_precision_weight_bytes = gemm_weights * low_precision_copy_bytes_per_param(s.precision, s.system.gpu.architecture);
+  r.low_precision_weight_bytes = sp.gemm_weights * low_precision_copy_bytes_per_param(s.precision, s.system.gpu.architecture);
   // --fp8-param-gather / --fp4-param-gather: the GEMM weights live only in their low-precision form
   // (the copies above).
-  if (s.optimizer.fp8_param_gather || s.optimizer.fp4_param_gather) r.weights_bytes -= dense.weight * gemm_weights;
+  if (s.optimizer.fp8_param_gather || s.optimizer.fp4_param_gather) r.weights_bytes -= dense.weight * sp.gemm_weights;
 }
 
 /// Chunk buffers live on the stack up to this many virtual chunks (more spill to the heap).

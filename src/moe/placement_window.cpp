@@ -41,12 +41,15 @@ std::vector<double> window_loads(const ExpertLoadModel& profile, std::int64_t la
   return out;
 }
 
+ExpertPlacement eplb_placement(const Scenario& s, const std::vector<double>& expert_loads) {
+  const std::int64_t ep = std::max<std::int64_t>(s.parallel.ep, 1);
+  return balanced_placement(expert_loads, ep, s.moe.placement.redundant_experts / ep);
+}
+
 ExpertPlacement eplb_placement(const Scenario& s, const ExpertLoadModel& profile, std::int64_t layer,
                                std::int64_t routed_tokens, std::int64_t microbatches) {
-  const std::int64_t ep = std::max<std::int64_t>(s.parallel.ep, 1);
-  const PlacementSpec& pl = s.moe.placement;
-  return balanced_placement(window_loads(profile, layer, routed_tokens, pl.rebalance_interval_steps, microbatches), ep,
-                            pl.redundant_experts / ep);
+  return eplb_placement(
+      s, window_loads(profile, layer, routed_tokens, s.moe.placement.rebalance_interval_steps, microbatches));
 }
 
 }  // namespace moesim::moe

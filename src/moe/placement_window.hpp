@@ -30,8 +30,11 @@ inline constexpr std::int64_t kMaxWindowSteps = 16;
                                                std::int64_t routed_tokens, std::int64_t interval_steps,
                                                std::int64_t microbatches);
 
-/// The scenario's EPLB placement of `layer` from the window's loads (moe.placement.eplb() only):
+/// The scenario's EPLB placement for these expert loads (moe.placement.eplb() only):
 /// balanced_placement with redundant_experts / ep slots more per rank.
+[[nodiscard]] ExpertPlacement eplb_placement(const Scenario& s, const std::vector<double>& expert_loads);
+
+/// The scenario's EPLB placement of `layer` from the window's loads.
 [[nodiscard]] ExpertPlacement eplb_placement(const Scenario& s, const ExpertLoadModel& profile, std::int64_t layer,
                                              std::int64_t routed_tokens, std::int64_t microbatches);
 

@@ -192,9 +192,7 @@ const moe::ExpertPlacement& StepSimulation::placement_of(std::int32_t layer, std
   }
   std::vector<double> expected = loads_.popularity(layer);
   for (double& x : expected) x *= static_cast<double>(routed * s_.model.moe_router_topk);
-  return placements_
-      .emplace(layer, moe::balanced_placement(expected, s_.parallel.ep, s_.moe.placement.redundant_experts / s_.parallel.ep))
-      .first->second;
+  return placements_.emplace(layer, moe::eplb_placement(s_, expected)).first->second;
 }
 
 double StepSimulation::load_factor(const RankState& r, const PipelinePass& pass, std::size_t op_index) {
