@@ -74,6 +74,12 @@ M.layoutLabel = function (l) {
   if (l.dispatcher) s += ' · ' + l.dispatcher;
   return s;
 };
+// A scenario echo's layout in the form layoutLabel reads.
+M.layoutOf = function (s) {
+  var p = s.parallel;
+  return {tp: p.tp, cp: p.cp, pp: p.pp, vpp: p.vpp, ep: p.ep, etp: p.etp, dp: p.dp,
+          micro_batch_size: s.training.micro_batch_size, recompute: s.recompute, precision: s.precision};
+};
 // The largest non-compute category of a breakdown: what limits the step.
 M.bottleneck = function (b) {
   var best = null;

@@ -21,10 +21,8 @@
     M.add(section, M.el('p', {class: mem.fits ? 'verdict' : 'verdict bad', id: 'verdict'}, text));
   };
   M.scenarioLine = function (section, s, layout) {
-    var p = s.parallel;
     M.add(section, M.el('p', {class: 'layout'},
-      M.layoutLabel({tp: p.tp, cp: p.cp, pp: p.pp, vpp: p.vpp, ep: p.ep, etp: p.etp, dp: p.dp,
-                     micro_batch_size: s.training.micro_batch_size, recompute: s.recompute, precision: s.precision}) +
+      M.layoutLabel(M.layoutOf(s)) +
       ' · ' + layout.num_microbatches + ' micro-batches · seq ' + s.training.seq_length + ' · global batch ' + s.training.global_batch_size));
   };
   M.memorySection = function (r) {

@@ -14,7 +14,21 @@
     // Breakdown on the critical stage, then every simulated rank's activity.
     M.p('breakdown', 'Step time on the critical pipeline stage (' + r.breakdown.critical_stage + ') by category; exposed communication ' +
         M.num(r.breakdown.exposed_comm, 3) + ' s.');
-    M.breakdownChart('breakdown-chart', ['stage ' + r.breakdown.critical_stage], [r.breakdown]);
+    if (r.whatif) {
+      // whatif.kernel_speedup: the same question with the kernels as predicted, side by side.
+      var w = r.whatif, b0 = w.baseline.breakdown;
+      M.p('breakdown', 'What-if: ' + Object.keys(w.kernel_speedup).map(function (k) { return k + ' ' + w.kernel_speedup[k] + '× faster'; }).join(', ') +
+          '. Step ' + M.num(r.step_time_s, 3) + ' s against ' + M.num(w.baseline.step_time_s, 3) + ' s with the kernels as predicted (' +
+          M.num(w.step_speedup, 3) + '× the throughput; ' + M.num(w.baseline.tokens_per_s_per_gpu, 0) + ' → ' + M.num(r.tokens_per_s_per_gpu, 0) +
+          ' tok/s per GPU).', 'whatif');
+      M.breakdownChart('breakdown-chart', ['as predicted', 'what-if'], [b0, r.breakdown]);
+      M.add('breakdown', M.table(['category', 'as predicted s', 'what-if s', 'change s'], M.CATEGORIES.map(function (c) {
+        var k = c[0];
+        return [k, M.n(M.num(b0[k], 4)), M.n(M.num(r.breakdown[k], 4)), M.n(M.num(r.breakdown[k] - b0[k], 4))];
+      })));
+    } else {
+      M.breakdownChart('breakdown-chart', ['stage ' + r.breakdown.critical_stage], [r.breakdown]);
+    }
     var ranks = r.simulation ? r.simulation.ranks : [];
     if (ranks.length) {
       M.p('breakdown', 'Each simulated rank (' + r.simulation.ranks_simulated + ' of ' + r.simulation.ranks_total +

@@ -4,8 +4,10 @@
 'use strict';
 (function (M) {
   var plan = M.data('plan-data'), result = M.data('result-data'), validation = M.data('validation-data');
+  var comparison = M.data('comparison-data');
   var meta = M.data('report-meta') || {};
-  if (plan) M.renderPlan(plan, meta);
+  if (comparison) M.renderComparison(comparison);
+  else if (plan) M.renderPlan(plan, meta);
   else if (validation) M.renderValidation(validation);
   else M.renderResult(result, meta, M.data('timeline-data'));
   var toc = document.getElementById('toc');

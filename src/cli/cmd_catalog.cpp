@@ -108,7 +108,8 @@ void register_systems(CLI::App& app, Commands& commands) {
 }
 
 void register_scenarios(CLI::App& app, Commands& commands) {
-  auto* scenarios = app.add_subcommand("scenarios", "Scenarios built into the binary.");
+  auto* scenarios = app.add_subcommand("scenarios", "Scenarios built into the binary, and scenarios from Megatron-LM command lines.");
+  scenarios->alias("scenario");
   scenarios->require_subcommand(1);
   auto* list = scenarios->add_subcommand("list", "List the built-in scenarios (usable as `moesim simulate NAME`).");
   list->callback([&commands] {
@@ -128,6 +129,7 @@ void register_scenarios(CLI::App& app, Commands& commands) {
       return 0;
     });
   });
+  register_from_megatron(*scenarios, commands);
 }
 
 }  // namespace moesim::cli

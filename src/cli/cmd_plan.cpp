@@ -27,6 +27,7 @@
 #include "report/html_report.hpp"
 #include "report/plan_html.hpp"
 #include "report/plan_json.hpp"
+#include "scenario/megatron_args.hpp"
 
 namespace moesim::cli {
 namespace {
@@ -35,6 +36,7 @@ struct PlanCliOptions {
   std::string scenario, model, system, gpus, tp, cp, pp, vpp, ep, etp, micro_batch_size, recompute, precision, dispatcher;
   std::string redundant_experts;
   std::string objective = "throughput", shard, json_out, html_out;
+  std::string emit;  ///< "megatron" or "bridge": print the winner so instead of the table
   std::int64_t seq = 0, global_batch = 0, top = 10, finalists = 8;
   double token_budget = 0;
   double memory_headroom_gib = PlanRequest{}.memory_headroom_gib;
@@ -124,7 +126,16 @@ void write_outputs(const Plan& plan, const PlanCliOptions& o, OutputBatch& outpu
     outputs.write(o.html_out, report::plan_to_html(plan, extras));
   }
   const bool stdout_taken = o.json_out == kStdStream || o.html_out == kStdStream;
-  if (!o.quiet && !stdout_taken) std::fputs(format_plan(plan).c_str(), stdout);
+  if (!o.quiet && !stdout_taken) {
+    const Scenario& winner = plan.rows.front().result.scenario;
+    if (o.emit == "megatron") {
+      std::fputs(megatron_command_text(megatron_args(winner)).c_str(), stdout);
+    } else if (o.emit == "bridge") {
+      for (const std::string& line : bridge_overrides(winner)) std::fputs((line + "\n").c_str(), stdout);
+    } else {
+      std::fputs(format_plan(plan).c_str(), stdout);
+    }
+  }
   outputs.commit();
 }
 
@@ -240,6 +251,10 @@ void register_plan(CLI::App& app, Commands& commands) {
   sub->add_option("--json", o->json_out, "write the plan (moesim.plan/1), or with --shard the partial search");
   sub->add_option("--html", o->html_out, "write a self-contained HTML report of the plan");
   sub->add_flag("-q,--quiet", o->quiet, "print nothing but errors");
+  sub->add_option("--emit", o->emit,
+                  "print the winner as Megatron-LM arguments (megatron) or Megatron-Bridge recipe overrides (bridge) "
+                  "instead of the table")
+      ->check(CLI::IsMember({"megatron", "bridge"}));
   sub->callback([o, &commands] {
     commands.set([o] {
       // Every output is checked before the search, and a build without ECharts cannot write the
@@ -261,6 +276,7 @@ void register_plan(CLI::App& app, Commands& commands) {
         if (o->json_out.empty()) throw InputError("--json", "", "--shard writes a partial search and needs --json FILE", "--json FILE");
         if (o->json_out == kStdStream) throw InputError("--json", o->json_out, "a shard keeps a checkpoint beside its file", "--json FILE");
         if (!o->html_out.empty()) throw InputError("--html", o->html_out, "a shard has no report; merge the shards first", "moesim merge");
+        if (!o->emit.empty()) throw InputError("--emit", o->emit, "a shard has no winner; merge the shards first", "moesim merge");
         return run_shard(req, so, *o, *progress);
       }
       if (o->resume) {

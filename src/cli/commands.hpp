@@ -21,6 +21,8 @@ void register_simulate(CLI::App& app, Commands& commands);
 void register_models(CLI::App& app, Commands& commands);
 void register_systems(CLI::App& app, Commands& commands);
 void register_scenarios(CLI::App& app, Commands& commands);
+/// `moesim scenario(s) from-megatron`, under the scenarios command.
+void register_from_megatron(CLI::App& scenarios, Commands& commands);
 void register_accuracy(CLI::App& app, Commands& commands);
 void register_topo(CLI::App& app, Commands& commands);
 void register_collective(CLI::App& app, Commands& commands);

@@ -47,7 +47,9 @@ double optimizer_step_seconds(const Scenario& s, const compute::KernelCostModel&
   const double state = s.optimizer.store_param_remainders ? kAdamRemainderStateBytesPerParam : kAdamStateBytesPerParam;
   const double grad = grad_reduce_bytes_per_param(s);
   const double host_share = s.offload.optimizer_fraction;
-  const double gpu_s = kernels.memory_bound(Bytes((1.0 - host_share) * owned * (state + 2.0 * grad))).value();
+  // whatif.kernel_speedup's optimizer class speeds up the GPU's step kernel, not the host's.
+  const double gpu_s = kernels.memory_bound(Bytes((1.0 - host_share) * owned * (state + 2.0 * grad))).value() /
+                       s.whatif.speedup(OpClass::kOptimizer);
   if (host_share <= 0) return gpu_s;
   // Megatron's HybridDeviceOptimizer (--optimizer-cpu-offload) steps the offloaded share on the host
   // while the GPU steps the rest: its gradients go down the host link, the host's DRAM carries the

@@ -10,6 +10,7 @@
 #include "compute/grouped_gemm.hpp"
 #include "memory/rank_memory.hpp"
 #include "program/host_ops.hpp"
+#include "program/kernel_speedup.hpp"
 
 namespace moesim::program {
 
@@ -109,6 +110,12 @@ LayerCostModel::LayerCostModel(const Scenario& s, const schedule::StepShape& sha
       shape_(shape) {
   full_recompute_ = s.recompute.granularity == RecomputeGranularity::kFull;
   kernels_.log_queries(log);
+}
+
+OpProgram LayerCostModel::finished(Builder& c) const {
+  OpProgram p = c.finish();
+  apply_kernel_speedup(p, s_.whatif);
+  return p;
 }
 
 OpProgram LayerCostModel::priced(OpProgram p) const {
@@ -559,7 +566,7 @@ OpProgram LayerCostModel::transformer_layer_ops(bool moe, std::int64_t key_span)
     add_dense_mlp(c, "mlp", s_.model.ffn_hidden_size, recomputes(RecomputeModule::kMlp));
   }
   add_memory_op(c, "mlp_residual", 3 * act_bytes_sp, 3 * act_bytes_sp, false);
-  OpProgram p = c.finish();
+  OpProgram p = finished(c);
   add_activation_offload(p, moe);
   return priced(std::move(p));
 }
@@ -616,7 +623,7 @@ OpProgram LayerCostModel::embedding_ops() const {
     add_tp_collective(c, "embedding_reduce", s_.parallel.sequence_parallel ? Op::kReduceScatter : Op::kAllReduce,
                       full, 0.0, false);
   }
-  return priced(c.finish());
+  return priced(finished(c));
 }
 
 OpProgram LayerCostModel::output_head_ops() const {
@@ -650,7 +657,7 @@ OpProgram LayerCostModel::output_head_ops() const {
     add_tp_collective(c, "loss_max_all_reduce", Op::kAllReduce, small, 0.0, false);
     add_tp_collective(c, "loss_sum_all_reduce", Op::kAllReduce, small, 0.0, false);
   }
-  return priced(c.finish());
+  return priced(finished(c));
 }
 
 OpProgram LayerCostModel::mtp_projection_ops() const {
@@ -660,7 +667,7 @@ OpProgram LayerCostModel::mtp_projection_ops() const {
   add_gemm(c, "mtp_eh_proj", {shape_.tokens, h, 2 * h, 1}, false);
   add_memory_op(c, "mtp_norms", 4 * static_cast<double>(shape_.tokens * h) * kActivationBytes,
                 6 * static_cast<double>(shape_.tokens * h) * kActivationBytes, false);
-  return priced(c.finish());
+  return priced(finished(c));
 }
 
 }  // namespace moesim::program

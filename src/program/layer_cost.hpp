@@ -93,6 +93,9 @@ struct LayerOp {
   /// The host waits for the GPU to finish everything issued before this op, then issues it (the
   /// dropless dispatcher's token-count read-back).
   bool host_sync = false;
+  /// whatif.kernel_speedup's factor already applied to `seconds` and `latency_s` (1 = none;
+  /// program/kernel_speedup).
+  double speedup = 1.0;
 };
 
 /// The ops of one unit in the order the rank runs them. `backward` starts with the recomputed
@@ -193,6 +196,8 @@ class LayerCostModel {
   /// (backward) its own work does not hide, as kOffloadComm ops.
   void add_activation_offload(OpProgram& p, bool moe) const;
   [[nodiscard]] bool recomputes(RecomputeModule module) const;
+  /// The builder's ops in running order, with the scenario's kernel speed-ups applied.
+  [[nodiscard]] OpProgram finished(Builder& c) const;
   /// The unit's ops with their host side filled in (program/host_ops).
   [[nodiscard]] OpProgram priced(OpProgram p) const;
 

@@ -30,12 +30,13 @@ double RaggedExpertCost::seconds(const LayerOp& op, std::span<const double> expe
   const compute::GemmPart part = gemm_part_of(op.phase);
   // The estimator costed the balanced group (local_experts × grouped_m copies); what the op holds
   // beyond that GEMM (the FP8 casts of its operands) is memory-bound and follows the rank's load.
-  const double rest = std::max(0.0, op.seconds - balanced_grouped_seconds(op, part));
+  // Both are re-costed at the kernels' predicted speed, then sped up as the op was (whatif).
+  const double rest = std::max(0.0, op.seconds * op.speedup - balanced_grouped_seconds(op, part));
   tokens_.clear();
   for (const double f : expert_factors) tokens_.push_back(std::llround(static_cast<double>(op.grouped_m) * f));
   const double ragged =
       compute::grouped_gemm(kernels_, {tokens_, op.grouped_n, op.grouped_k, part}, op.grouped_precision).value();
-  return ragged + rest * rank_factor;
+  return (ragged + rest * rank_factor) / op.speedup;
 }
 
 double RaggedExpertCost::balanced_grouped_seconds(const LayerOp& op, compute::GemmPart part) {

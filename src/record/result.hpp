@@ -139,6 +139,16 @@ struct SimulationInfo {
   std::vector<LinkActivity> links;   ///< the busiest links, most bytes first
 };
 
+/// A what-if scenario's (whatif.kernel_speedup) same question without the speed-ups, predicted at the
+/// same fidelity: what the report shows beside the what-if.
+struct WhatIfBaseline {
+  bool present = false;
+  double step_time_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;
+  Breakdown breakdown;
+};
+
 struct Result {
   Scenario scenario;
   Fidelity fidelity = Fidelity::kEstimate;
@@ -155,6 +165,7 @@ struct Result {
   Breakdown breakdown;
   SimulationInfo simulation;
   RoutingResult routing;
+  WhatIfBaseline whatif_baseline;  ///< present when the scenario asks a what-if
   std::vector<std::string> warnings;
   std::uint64_t seed = 0;
   std::string moesim_version;

@@ -47,6 +47,15 @@ const std::vector<Section>& validation_sections() {
   return s;
 }
 
+const std::vector<Section>& comparison_sections() {
+  static const std::vector<Section> s{{"summary", "Side by side", {}},
+                                      {"breakdown", "Where the step goes", {"breakdown-chart"}},
+                                      {"memory", "Peak memory per pipeline stage", {}},
+                                      {"differences", "What differs in the scenarios", {}},
+                                      {"inputs", "Inputs", {}}};
+  return s;
+}
+
 const std::vector<Section>& plan_sections() {
   static const std::vector<Section> s{
       {"summary", "Recommendation", {}},
@@ -85,34 +94,12 @@ std::string data_script(const char* id, const Json& j) {
   return fmt::format("<script type=\"application/json\" id=\"{}\">{}</script>\n", id, script_safe(dump(j)));
 }
 
-}  // namespace
-
-std::string json_document_to_html(const Json& doc, const HtmlExtras& extras) {
-  const std::string schema = doc.is_object() && doc.contains("schema") && doc["schema"].is_string() ? doc["schema"].get<std::string>() : "";
-  const bool plan = schema == "moesim.plan/1";
-  const bool validation = schema == "moesim.validation/1";
-  if (!plan && !validation && schema != "moesim.result/1") {
-    throw InputError("/schema", schema.empty() ? "(missing)" : schema,
-                     "a report renders a result, a plan or a validation",
-                     "moesim.result/1, moesim.plan/1, moesim.validation/1");
-  }
+// The page: the sections' skeleton, the data, ECharts and the renderer, every byte inline.
+std::string page(const char* kind, const std::string& title, const std::string& subtitle, const std::string& schema,
+                 const std::vector<Section>& sections, const Json& doc, const HtmlExtras& extras) {
   // Fetch the assets first so a build without ECharts fails before anything is written.
   const std::string_view echarts = report_asset("echarts/dist/echarts.min.js");
   const std::string_view style = report_asset("reports/assets/report.css");
-
-  std::string scenario, title;
-  if (validation) {
-    scenario = str_at(doc, Json::json_pointer("/scenario"));
-    title = fmt::format("moesim validation · {} (measured on {})", scenario,
-                        str_at(doc, Json::json_pointer("/measured/gpu")));
-  } else {
-    scenario = str_at(doc, Json::json_pointer(plan ? "/request/scenario/name" : "/scenario/name"));
-    const Json::json_pointer sp = Json::json_pointer(plan ? "/request/scenario" : "/scenario");
-    const std::string model = str_at(doc, sp / "model" / "name"), system = str_at(doc, sp / "system" / "preset");
-    title = fmt::format("moesim {} · {} on {}", plan ? "plan" : "result", model, system);
-  }
-  const char* kind = plan ? "plan" : validation ? "validation" : "result";
-
   std::string h;
   h.reserve(echarts.size() + 256 * 1024);
   h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
@@ -127,10 +114,10 @@ std::string json_document_to_html(const Json& doc, const HtmlExtras& extras) {
        "ce.apply(console,arguments);};})();</script>\n";
   h += "<style>\n" + std::string(style) + "</style>\n</head>\n";
   h += fmt::format("<body class=\"{}\">\n<header><h1>{}</h1><p class=\"sub\" id=\"subtitle\">{}</p></header>\n",
-                   kind, html_escape(title), html_escape(scenario));
+                   kind, html_escape(title), html_escape(subtitle));
   h += "<noscript><p class=\"warn\">This report draws its tables and charts with JavaScript (inline, nothing is "
        "fetched); the data is embedded below as JSON.</p></noscript>\n<nav id=\"toc\"></nav>\n";
-  for (const auto& s : plan ? plan_sections() : validation ? validation_sections() : result_sections()) {
+  for (const auto& s : sections) {
     h += fmt::format("<section id=\"{}\"><h2>{}</h2><div class=\"body\"></div>", s.id, s.title);
     for (const char* c : s.charts) h += fmt::format("<div class=\"chart\" id=\"{}\"></div>", c);
     h += "</section>\n";
@@ -149,6 +136,55 @@ std::string json_document_to_html(const Json& doc, const HtmlExtras& extras) {
   }
   h += "</body></html>\n";
   return h;
+}
+
+}  // namespace
+
+std::string json_document_to_html(const Json& doc, const HtmlExtras& extras) {
+  const std::string schema = doc.is_object() && doc.contains("schema") && doc["schema"].is_string() ? doc["schema"].get<std::string>() : "";
+  const bool plan = schema == "moesim.plan/1";
+  const bool validation = schema == "moesim.validation/1";
+  if (!plan && !validation && schema != "moesim.result/1") {
+    throw InputError("/schema", schema.empty() ? "(missing)" : schema,
+                     "a report renders a result, a plan or a validation",
+                     "moesim.result/1, moesim.plan/1, moesim.validation/1");
+  }
+  std::string scenario, title;
+  if (validation) {
+    scenario = str_at(doc, Json::json_pointer("/scenario"));
+    title = fmt::format("moesim validation · {} (measured on {})", scenario,
+                        str_at(doc, Json::json_pointer("/measured/gpu")));
+  } else {
+    scenario = str_at(doc, Json::json_pointer(plan ? "/request/scenario/name" : "/scenario/name"));
+    const Json::json_pointer sp = Json::json_pointer(plan ? "/request/scenario" : "/scenario");
+    const std::string model = str_at(doc, sp / "model" / "name"), system = str_at(doc, sp / "system" / "preset");
+    title = fmt::format("moesim {} · {} on {}", plan ? "plan" : "result", model, system);
+  }
+  const char* kind = plan ? "plan" : validation ? "validation" : "result";
+  return page(kind, title, scenario, schema, plan ? plan_sections() : validation ? validation_sections() : result_sections(),
+              doc, extras);
+}
+
+std::string comparison_to_html(const Json& left, const std::string& left_label, const Json& right,
+                               const std::string& right_label) {
+  // A plan stands for its winner; either side may be a result or a plan.
+  const auto side = [](const Json& doc, const std::string& label) {
+    const std::string schema =
+        doc.is_object() && doc.contains("schema") && doc["schema"].is_string() ? doc["schema"].get<std::string>() : "";
+    if (schema != "moesim.result/1" && schema != "moesim.plan/1") {
+      throw InputError("/schema", schema.empty() ? "(missing)" : schema, "a comparison sets results or plans side by side",
+                       "moesim.result/1, moesim.plan/1")
+          .in_file(label);
+    }
+    const bool plan = schema == "moesim.plan/1";
+    if (plan && !(doc.contains("winner") && doc["winner"].is_object())) {
+      throw InputError("/winner", "(missing)", "a plan without a winner has nothing to compare", "a plan with a winner").in_file(label);
+    }
+    return Json{{"label", label}, {"kind", plan ? "plan" : "result"}, {"result", plan ? doc["winner"] : doc}};
+  };
+  const Json data{{"schema", "moesim.comparison"}, {"left", side(left, left_label)}, {"right", side(right, right_label)}};
+  const std::string title = fmt::format("moesim comparison · {} vs {}", left_label, right_label);
+  return page("comparison", title, "", "moesim.result/1 or moesim.plan/1, side by side", comparison_sections(), data, {});
 }
 
 void require_html_support() { (void)report_asset("echarts/dist/echarts.min.js"); }

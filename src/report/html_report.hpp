@@ -29,6 +29,12 @@ void require_html_support();
 /// Page of a moesim.result/1 or moesim.plan/1 document. Throws InputError for another schema.
 [[nodiscard]] std::string json_document_to_html(const nlohmann::json& doc, const HtmlExtras& extras = {});
 
+/// `moesim report A.json B.json`: two results or plans (a plan stands for its winner) side by side: the
+/// figures, the breakdowns, memory, and every scenario field that differs. The labels (the files'
+/// paths) name the sides and the file of an InputError.
+[[nodiscard]] std::string comparison_to_html(const nlohmann::json& left, const std::string& left_label,
+                                             const nlohmann::json& right, const std::string& right_label);
+
 /// `moesim report IN.json`: a document read from `path` (parsed strictly by config::parse_json_text, so
 /// its nesting is bounded), rendered; errors name `path`.
 [[nodiscard]] std::string file_document_to_html(const nlohmann::json& doc, const std::string& path,

@@ -157,6 +157,21 @@ nlohmann::json result_to_json(const Result& r) {
               {"seed", r.seed},
               {"moesim_version", r.moesim_version}};
   if (r.simulation.present) j["simulation"] = simulation_to_json(r.simulation);
+  if (r.whatif_baseline.present) {
+    const WhatIfBaseline& b = r.whatif_baseline;
+    Json speedups = Json::object();
+    for (const OpClassInfo& c : kOpClasses) {
+      const double f = r.scenario.whatif.speedup(c.op_class);
+      if (f != 1.0) speedups[std::string(c.name)] = f;
+    }
+    j["whatif"] = Json{{"kernel_speedup", speedups},
+                       {"baseline", Json{{"step_time_s", finite(b.step_time_s, "whatif.baseline.step_time_s")},
+                                         {"tokens_per_s_per_gpu",
+                                          finite(b.tokens_per_s_per_gpu, "whatif.baseline.tokens_per_s_per_gpu")},
+                                         {"mfu", finite(b.mfu, "whatif.baseline.mfu")},
+                                         {"breakdown", breakdown_to_json(b.breakdown)}}},
+                       {"step_speedup", finite(b.step_time_s / r.step_time_s, "whatif.step_speedup")}};
+  }
   if (r.routing.present) {
     // Loads rounded to 4 decimals: a heat map needs no more, and DeepSeek-V3's 58 × 256 table stays small.
     Json layers = Json::array();

@@ -138,4 +138,8 @@ Json scenario_to_json(const Scenario& s) {
   return out;
 }
 
+std::string scenario_to_json_text(const Scenario& s) {
+  return scenario_to_json(s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 }  // namespace moesim::report

@@ -9,6 +9,8 @@
 namespace moesim::report {
 
 [[nodiscard]] nlohmann::json scenario_to_json(const Scenario& s);
+/// The echo as a scenario file's text (indented, newline-terminated).
+[[nodiscard]] std::string scenario_to_json_text(const Scenario& s);
 /// "moe.routing": the distribution, its one parameter, the variation switches, device-limited routing.
 [[nodiscard]] nlohmann::json routing_to_json(const RoutingSpec& r);
 /// "recompute": {"granularity", "modules" (selective only)}.

@@ -18,6 +18,7 @@
 #include "scenario/routing_histogram.hpp"
 #include "hw/host_costs.hpp"
 #include "scenario/runtime.hpp"
+#include "scenario/whatif.hpp"
 
 namespace moesim {
 
@@ -220,6 +221,7 @@ struct Scenario {
   OptimizerSpec optimizer;
   RuntimeSpec runtime;
   OffloadSpec offload;
+  WhatIfSpec whatif;  ///< kernel speed-ups asked of the prediction (1 everywhere = none)
   /// Host seconds per framework op of each host kind: the fitted constants
   /// (calibrate/fitted/constants.json), filled in by config for every scenario it reads.
   hw::HostCosts host_costs;

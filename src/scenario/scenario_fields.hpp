@@ -57,6 +57,8 @@ inline constexpr NumberRange kDirichletAlpha{0.0, 1e6, true};
 /// A host's speed relative to its kind's reference: a host 100× faster or slower is not a CPU.
 inline constexpr NumberRange kRelativeHostSpeed{0.0, 100.0, true};
 inline constexpr NumberRange kFraction{0.0, 1.0, false};  ///< a share of something, 0 to 1
+/// A kernel 10^3 times faster or slower than predicted is no longer the same kernel.
+inline constexpr NumberRange kKernelSpeedup{0.0, 1000.0, true};
 
 template <typename S>
 concept ScenarioRef = std::is_same_v<std::remove_const_t<S>, Scenario>;
@@ -225,6 +227,19 @@ void visit_offload(V& v, S& s) {
            o.optimizer_fraction, kFraction);
 }
 
+template <typename V, ScenarioRef S>
+void visit_whatif(V& v, S& s) {
+  v.section(FieldInfo{.key = "kernel_speedup",
+                      .doc = "{OP_CLASS: factor}: the class's ops run factor× as fast (2 = twice as fast); "
+                             "the result shows the prediction without it beside (docs/whatif.md)"},
+            [&](auto& inner) {
+              for (const OpClassInfo& c : kOpClasses) {
+                inner.number(FieldInfo{.key = c.name, .doc = c.doc},
+                             s.whatif.kernel_speedup[static_cast<std::size_t>(c.op_class)], kKernelSpeedup);
+              }
+            });
+}
+
 /// The whole scenario, top-level keys in reading order.
 template <typename V, ScenarioRef S>
 void visit_scenario(V& v, S& s) {
@@ -259,6 +274,8 @@ void visit_scenario(V& v, S& s) {
             [&](auto& inner) { visit_runtime(inner, s); });
   v.section(FieldInfo{.key = "offload", .doc = "activations and optimizer state moved to host memory"},
             [&](auto& inner) { visit_offload(inner, s); });
+  v.section(FieldInfo{.key = "whatif", .doc = "questions on the software: kernels made faster"},
+            [&](auto& inner) { visit_whatif(inner, s); });
   v.integer(FieldInfo{.key = "seed", .doc = "seed of every random draw (routing samples)"}, s.seed, kSeed);
   v.enumeration(FieldInfo{.key = "flops_convention",
                           .doc = "how model FLOPs are counted: Megatron's convention, or full-s2"},

@@ -36,6 +36,7 @@ const std::vector<std::string> kResultSections{"summary", "breakdown", "memory",
 const std::vector<std::string> kPlanSections{"summary", "ranked", "breakdown", "memory", "rejected", "precision", "skew",
                                              "pareto", "expert-load", "topology", "assumptions", "inputs"};
 const std::vector<std::string> kValidationSections{"summary", "phases", "proxy", "inputs"};
+const std::vector<std::string> kComparisonSections{"summary", "breakdown", "memory", "differences", "inputs"};
 
 }  // namespace
 
@@ -63,6 +64,17 @@ TEST_CASE("example reports render in headless Chromium with every section and ch
                    moesim + " simulate esm2-15b-moe-h200 -q --json '" + json + "' && " + moesim + " report '" + json + "' -o '" +
                        (out / "esm2-from-json.html").string() + "'",
                    kResultSections});
+
+  // A what-if result (the prediction as asked beside it), and two results side by side (`moesim report A B`).
+  pages.push_back({"whatif-mixtral",
+                   moesim + " simulate docs/scenarios/mixtral-whatif-expert-mlp-2x.json -q --html '" +
+                       (out / "whatif-mixtral.html").string() + "'",
+                   kResultSections});
+  pages.push_back({"comparison",
+                   moesim + " simulate mixtral-8x7b-h100-64 --fidelity estimate -q --json '" + (out / "mixtral-estimate.json").string() +
+                       "' && " + moesim + " report '" + (out / "mixtral-estimate.json").string() + "' '" + json + "' -o '" +
+                       (out / "comparison.html").string() + "'",
+                   kComparisonSections});
 
   // A validation page: the synthetic example run against the Mixtral proxy (docs/validation.md).
   pages.push_back({"validation-mixtral",

@@ -119,7 +119,7 @@ TEST_CASE("field tables: keys once per object, described, defaults inside their 
   // The objects the loader reads with a table, and their keys in reading order.
   CHECK(seen.keys_by_object[""] == std::vector<std::string>{"schema", "name", "model", "system", "training", "parallel",
                                                              "precision", "fp8_recipe", "recompute", "moe", "optimizer",
-                                                             "runtime", "offload", "seed", "flops_convention"});
+                                                             "runtime", "offload", "whatif", "seed", "flops_convention"});
   CHECK(seen.keys_by_object["training"] ==
         std::vector<std::string>{"seq_length", "micro_batch_size", "global_batch_size", "attention_backend"});
   CHECK(seen.keys_by_object["parallel"].size() == 11);
@@ -129,6 +129,10 @@ TEST_CASE("field tables: keys once per object, described, defaults inside their 
   CHECK(seen.keys_by_object["optimizer"].size() == 7);
   CHECK(seen.keys_by_object["runtime"] == std::vector<std::string>{"cuda_graph", "host", "fusions"});
   CHECK(seen.keys_by_object["offload"] == std::vector<std::string>{"activations", "optimizer_fraction"});
+  CHECK(seen.keys_by_object["whatif"] == std::vector<std::string>{"kernel_speedup"});
+  CHECK(seen.keys_by_object["whatif.kernel_speedup"] ==
+        std::vector<std::string>{"attention", "attention_proj", "dense_mlp", "shared_expert", "expert_mlp", "router",
+                                 "permute", "dispatch", "combine", "lm_head", "optimizer"});
   CHECK(seen.flags == std::set<std::string>{"--seq", "--global-batch", "--host-sync-idle-s"});
 }
 
