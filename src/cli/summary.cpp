@@ -71,25 +71,25 @@ std::string format_result_summary(const Result& r) {
   out += fmt::format("step       {:.4f} s · {} tokens/s · {} tokens/s/GPU · {:.1f} model TFLOP/s/GPU · MFU {:.1f}% ({})\n",
                      r.step_time_s, thousands(r.tokens_per_s), thousands(r.tokens_per_s_per_gpu), r.model_tflops_per_gpu,
                      100.0 * r.mfu, model::to_string(r.flops_convention));
-  const WhatIfBaseline& w = r.whatif_baseline;
-  if (w.present) {
+  const WhatIfBaseline& baseline = r.whatif_baseline;
+  if (baseline.present) {
     std::string speedups;
     for (const OpClassInfo& c : kOpClasses) {
       const double f = s.whatif.speedup(c.op_class);
       if (f != 1.0) speedups += fmt::format("{}{} {}×", speedups.empty() ? "" : ", ", c.name, f);
     }
     out += fmt::format("what-if    {}: step {:.4f} s against {:.4f} s with the kernels as predicted ({:.3f}× the throughput)\n",
-                       speedups, r.step_time_s, w.step_time_s, w.step_time_s / r.step_time_s);
+                       speedups, r.step_time_s, baseline.step_time_s, baseline.step_time_s / r.step_time_s);
   }
   out += fmt::format("breakdown  (seconds on the critical rank: pipeline stage {}, the bottleneck){}\n", b.critical_stage,
-                     w.present ? "; as predicted without the what-if" : "");
+                     baseline.present ? "; as predicted without the what-if" : "");
   const double t = r.step_time_s;
   for (const auto& [category, name] : kBreakdownCategoryNames) {
     const double v = b.seconds(category);
     if (category == BreakdownCategory::kExposedComm) continue;  // closes the table, as the sum it is
     if (category == BreakdownCategory::kHostIdle && !(v > 0)) continue;  // only when moe.host_sync_idle_s prices it
     out += fmt::format("  {:<13} {:>10.4f}  {:>6}", name, v, pct(v, t));
-    out += w.present ? fmt::format("  {:>10.4f}\n", w.breakdown.seconds(category)) : std::string("\n");
+    out += baseline.present ? fmt::format("  {:>10.4f}\n", baseline.breakdown.seconds(category)) : std::string("\n");
   }
   out += fmt::format("  {:<13} {:>10.4f}  (sum of the *_comm rows)\n", to_string(BreakdownCategory::kExposedComm),
                      b.exposed_comm);
