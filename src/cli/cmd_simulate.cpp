@@ -71,7 +71,11 @@ void register_simulate(CLI::App& app, Commands& commands) {
       so.record_timeline = !opt->trace_out.empty() || !opt->html_out.empty();
       so.stop_requested = [] { return stop_requested(); };
       so.progress = [&progress](double done, double total) { progress.update("simulating", done, total, "pipeline passes"); };
-      const predict::Prediction p = naming_scenario_file(opt->scenario, [&] { return predict::predict(s, fidelity, so); });
+      const predict::Prediction p = naming_scenario_file(opt->scenario, [&] {
+        predict::Prediction asked = predict::predict(s, fidelity, so);
+        predict::add_whatif_baseline(asked.result, so);
+        return asked;
+      });
       const Result& r = p.result;
       progress.clear();
       if (!opt->trace_out.empty()) {

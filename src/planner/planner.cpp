@@ -167,6 +167,8 @@ Plan finish_plan(const PlanRequest& request, const std::vector<SearchEvaluation>
     if (sa != sb) return sa > sb;
     return a.estimate.candidate.index < b.estimate.candidate.index;
   });
+  // A what-if plan's winner, the one full result the plan reports, carries its prediction as asked.
+  if (!plan.rows.empty()) predict::add_whatif_baseline(plan.rows.front().result);
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
     PlanRow& row = plan.rows[i];
     row.rank = static_cast<std::int64_t>(i) + 1;

@@ -71,3 +71,16 @@ TEST_CASE("plan --emit bridge prints Megatron-Bridge overrides; a bad --emit or 
   CHECK(bad_system.exit_code == 2);
   CHECK(bad_system.err.find("--system") != std::string::npos);
 }
+
+TEST_CASE("a what-if plan's winner carries the prediction as asked beside it") {
+  const fs::path d = work_dir();
+  const auto plan = test::run_command(kMoesim + " plan " + (test::source_dir() / "docs" / "scenarios" /
+                                                            "mixtral-whatif-expert-mlp-2x.json").string() +
+                                          " --no-skew -q --json whatif-plan.json",
+                                      d.string());
+  REQUIRE_MESSAGE(plan.exit_code == 0, plan.err);
+  const auto winner = nlohmann::json::parse(test::slurp((d / "whatif-plan.json").string()))["winner"];
+  REQUIRE(winner.contains("whatif"));
+  CHECK(winner["whatif"]["kernel_speedup"]["expert_mlp"] == 2.0);
+  CHECK(winner["whatif"]["baseline"]["step_time_s"].get<double>() > winner["step_time_s"].get<double>());
+}
